@@ -1,0 +1,1 @@
+"""Analysis models (score sources, reports) arrive with the analysis features."""

@@ -1,0 +1,135 @@
+"""The crowdworker JSON API used by the rating page (API.md, "Crowdworker JSON API")."""
+
+from django.shortcuts import get_object_or_404
+from rest_framework import serializers, status
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors, worker_session
+from annotation.models import Annotator, Batch, Participation
+from annotation.services.errors import InvalidInput, NotFound
+from annotation.services.labelling import submit_label
+from annotation.services.leasing import lease_next_item
+
+
+class WorkerPrincipal:
+    """Stands in for ``request.user`` when a crowdworker's session calls the API."""
+
+    is_authenticated = True
+    is_staff = False
+    is_superuser = False
+
+    def __init__(self, session):
+        self.session = session
+
+
+class WorkerSessionAuthentication(SessionAuthentication):
+    """A browser session opened by the entry page; CSRF is enforced as for staff sessions."""
+
+    def authenticate(self, request):
+        session = request._request.session
+        if not worker_session.annotator_pks(session):
+            return None
+        self.enforce_csrf(request)
+        return (WorkerPrincipal(session), None)
+
+
+class IsWorker(BasePermission):
+    message = "Open the study link from your crowd platform first."
+
+    def has_permission(self, request, view):
+        return isinstance(request.user, WorkerPrincipal)
+
+
+class WorkerAPIView(APIView):
+    authentication_classes = [WorkerSessionAuthentication]
+    permission_classes = [IsWorker]
+
+
+class NextItemResponse(serializers.Serializer):
+    assignment = serializers.CharField(allow_null=True)
+    expires_at = serializers.DateTimeField(required=False)
+    item = serializers.DictField(required=False)
+    progress = serializers.DictField()
+    reason = serializers.CharField(required=False)
+    completion_code = serializers.CharField(allow_null=True, required=False)
+    completion_url = serializers.CharField(allow_null=True, required=False)
+
+
+class NextItemView(WorkerAPIView):
+    """Lease the next item, or say why there is none (with the completion code)."""
+
+    def get_serializer(self, *args, **kwargs):  # for the schema only
+        return NextItemResponse(*args, **kwargs)
+
+    def post(self, request, slug: str):
+        batch = get_object_or_404(Batch, slug=slug)
+        annotator_pk = worker_session.annotator_for_batch(request.session, slug)
+        participation = Participation.objects.filter(batch=batch, annotator_id=annotator_pk).first()
+        if participation is None:
+            raise NotFound("You have not entered this batch; open its study link first.")
+        outcome = lease_next_item(batch, participation)
+        progress = {
+            "done": outcome.done,
+            "quota": outcome.quota,
+            "total_items": batch.items.count(),
+        }
+        if outcome.assignment is None:
+            finished = outcome.reason != "excluded"
+            return Response(
+                {
+                    "assignment": None,
+                    "reason": outcome.reason,
+                    "completion_code": batch.completion_code if finished else None,
+                    "completion_url": (batch.completion_url or None) if finished else None,
+                    "progress": progress,
+                }
+            )
+        assignment = outcome.assignment
+        item = selectors.load_item_for_display(assignment.item_id)
+        return Response(
+            {
+                "assignment": str(assignment.pk),
+                "expires_at": assignment.expires_at.isoformat(),
+                "item": selectors.item_payload(item),
+                "progress": progress,
+            }
+        )
+
+
+class LabelRequest(serializers.Serializer):
+    value = serializers.IntegerField()
+    duration_ms = serializers.IntegerField(required=False, min_value=0)
+
+
+class LabelResponse(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["counted", "surplus", "excluded"])
+
+
+class SubmitLabelView(WorkerAPIView):
+    """Submit the label of an assignment; a retry with the same value is harmless."""
+
+    def get_serializer(self, *args, **kwargs):  # for the schema only
+        return LabelRequest(*args, **kwargs)
+
+    def post(self, request, assignment_id: str):
+        body = request.data
+        if not isinstance(body, dict):
+            raise InvalidInput("body", "must be a JSON object with 'value' and 'duration_ms'")
+        if "value" not in body:
+            raise InvalidInput("value", "is required")
+        annotators = Annotator.objects.filter(pk__in=worker_session.annotator_pks(request.session))
+        last_error = NotFound("No such assignment.")
+        for annotator in annotators:  # a session may hold a few batches' annotators
+            try:
+                outcome = submit_label(
+                    annotator, assignment_id, body.get("value"), body.get("duration_ms")
+                )
+            except NotFound as missing:
+                last_error = missing
+                continue
+            code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
+            return Response({"status": outcome.status}, status=code)
+        raise last_error

@@ -1,0 +1,351 @@
+"""Data of the annotation study and the invariants the database holds by itself.
+
+The exactly-N guarantee rests on two counters per item, kept by the services in the
+same transaction as the rows they count:
+
+* ``reserved_count`` = counted labels + open leases: a slot is taken when an item is
+  leased and given back when the lease expires unsubmitted;
+* ``counted_count`` = counted labels.
+
+Check constraints keep ``0 <= counted_count <= reserved_count <= target`` where ``target``
+is the batch's N copied onto the item (a check constraint cannot look at another table);
+the services update ``target`` together with the batch. Leasing takes a slot with a
+conditional ``UPDATE ... WHERE reserved_count < target``, so even a bug in the Python code
+cannot push an item over N.
+"""
+
+import secrets
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+DEFAULT_ANNOTATIONS_PER_ITEM = 25
+DEFAULT_LEASE_SECONDS = 600
+
+ABSOLUTE_SCALE = {
+    1: "Very poor",
+    2: "Poor",
+    3: "Acceptable",
+    4: "Good",
+    5: "Excellent",
+}
+PAIRWISE_SCALE = {
+    2: "A is much better",
+    1: "A is slightly better",
+    0: "About the same",
+    -1: "B is slightly better",
+    -2: "B is much better",
+}
+
+
+class BatchKind(models.TextChoices):
+    ABSOLUTE = "absolute", "Absolute rating (1–5)"
+    PAIRWISE = "pairwise", "Pairwise preference (A/B)"
+
+
+class BatchState(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    LIVE = "live", "Live"
+    PAUSED = "paused", "Paused"
+    CLOSED = "closed", "Closed"
+
+
+def label_values(kind: str) -> list[int]:
+    """The fixed label set of a batch kind, in the order the analysis uses."""
+    return [1, 2, 3, 4, 5] if kind == BatchKind.ABSOLUTE else [-2, -1, 0, 1, 2]
+
+
+def default_scale(kind: str) -> dict[int, str]:
+    return dict(ABSOLUTE_SCALE if kind == BatchKind.ABSOLUTE else PAIRWISE_SCALE)
+
+
+def new_completion_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+class Query(models.Model):
+    """A user prompt. ``query_id`` is project-wide: the same id always means the same text."""
+
+    query_id = models.CharField(max_length=200, unique=True)
+    text = models.TextField()
+    category = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        verbose_name_plural = "queries"
+
+    def __str__(self) -> str:
+        return self.query_id
+
+
+class Response(models.Model):
+    """One model's answer to a query; ``response_id`` is project-wide."""
+
+    response_id = models.CharField(max_length=200, unique=True)
+    query = models.ForeignKey(Query, on_delete=models.PROTECT, related_name="responses")
+    model = models.CharField(max_length=200, blank=True, default="")
+    text = models.TextField()
+
+    def __str__(self) -> str:
+        return self.response_id
+
+
+class Batch(models.Model):
+    """A set of items of one kind published to annotators as one study."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    title = models.CharField(max_length=300)
+    kind = models.CharField(max_length=16, choices=BatchKind.choices)
+    instructions = models.TextField(blank=True, default="", help_text="Markdown")
+    consent_text = models.TextField(blank=True, default="", help_text="Markdown")
+    scale_labels = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Label value → text shown on its button; empty uses the default scale.",
+    )
+    annotations_per_item = models.PositiveIntegerField(default=DEFAULT_ANNOTATIONS_PER_ITEM)
+    state = models.CharField(max_length=16, choices=BatchState.choices, default=BatchState.DRAFT)
+    lease_seconds = models.PositiveIntegerField(default=DEFAULT_LEASE_SECONDS)
+    quota_per_annotator = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most items one annotator may label; empty = unlimited."
+    )
+    completion_code = models.CharField(max_length=100, default=new_completion_code)
+    completion_url = models.URLField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "batches"
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=BatchKind.values), name="batch_kind_known"),
+            models.CheckConstraint(
+                condition=Q(state__in=BatchState.values), name="batch_state_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(annotations_per_item__gte=1), name="batch_n_positive"
+            ),
+            models.CheckConstraint(condition=Q(lease_seconds__gte=1), name="batch_lease_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def label_set(self) -> list[int]:
+        return label_values(self.kind)
+
+    def scale(self) -> list[tuple[int, str]]:
+        """(value, text) pairs in the order the buttons are shown (keys 1–5)."""
+        texts = default_scale(self.kind)
+        for key, text in (self.scale_labels or {}).items():
+            if str(key).lstrip("-").isdigit() and int(key) in texts and text:
+                texts[int(key)] = str(text)
+        order = [1, 2, 3, 4, 5] if self.kind == BatchKind.ABSOLUTE else [2, 1, 0, -1, -2]
+        return [(value, texts[value]) for value in order]
+
+
+class Item(models.Model):
+    """The unit one annotator judges once: (query, response) or (query, response A, B)."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="items")
+    item_id = models.CharField(max_length=200)
+    position = models.PositiveIntegerField(help_text="Order of import; ties in leasing go first.")
+    query = models.ForeignKey(Query, on_delete=models.PROTECT, related_name="+")
+    response = models.ForeignKey(
+        Response, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    response_a = models.ForeignKey(
+        Response, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    response_b = models.ForeignKey(
+        Response, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    gold = models.JSONField(
+        null=True, blank=True, help_text="Accepted answers of an attention-check item."
+    )
+    metadata = models.JSONField(default=dict, blank=True)
+    target = models.PositiveIntegerField(help_text="The batch's N, copied for the constraints.")
+    reserved_count = models.PositiveIntegerField(default=0)
+    counted_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "item_id"], name="item_id_unique_in_batch"),
+            models.CheckConstraint(
+                condition=Q(counted_count__lte=F("reserved_count")),
+                name="item_counted_within_reserved",
+            ),
+            models.CheckConstraint(
+                condition=Q(reserved_count__lte=F("target")), name="item_reserved_within_n"
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(response__isnull=False, response_a__isnull=True, response_b__isnull=True)
+                    | Q(response__isnull=True, response_a__isnull=False, response_b__isnull=False)
+                ),
+                name="item_absolute_or_pairwise",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["batch", "position"], name="item_batch_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.batch.slug}/{self.item_id}"
+
+    @property
+    def is_pairwise(self) -> bool:
+        return self.response_id is None
+
+
+class Annotator(models.Model):
+    """A person; identified by crowd platform id (or a staff user), exported by pseudonym."""
+
+    class Platform(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+        GENERIC = "generic", "Invitation link"
+        STAFF = "staff", "Staff user"
+
+    platform = models.CharField(max_length=16, choices=Platform.choices)
+    platform_id = models.CharField(max_length=200)
+    pseudonym = models.CharField(max_length=32, unique=True, editable=False)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["platform", "platform_id"], name="annotator_unique_platform_id"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.pseudonym
+
+    def save(self, *args, **kwargs):
+        if not self.pseudonym:
+            self.pseudonym = "ann-" + secrets.token_hex(6)
+        super().save(*args, **kwargs)
+
+
+class Participation(models.Model):
+    """An annotator's membership of one batch: entry parameters, consent, exclusion."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        EXCLUDED = "excluded", "Excluded"
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="participations")
+    annotator = models.ForeignKey(
+        Annotator, on_delete=models.CASCADE, related_name="participations"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    entry_params = models.JSONField(default=dict, blank=True)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["batch", "annotator"], name="participation_unique_annotator"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} in {self.batch_id}"
+
+
+class AssignmentState(models.TextChoices):
+    OPEN = "open", "Open (holds a slot)"
+    EXPIRED = "expired", "Expired (slot given back)"
+    SUBMITTED = "submitted", "Submitted"
+
+
+class Assignment(models.Model):
+    """A lease of one item to one annotator. Submitting it produces exactly one label.
+
+    An annotator is never leased the same item twice, even after a lease expired:
+    a late answer to the old lease is still accepted, and a second lease would let
+    one person contribute two judgments of the same item.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="assignments")
+    state = models.CharField(
+        max_length=16, choices=AssignmentState.choices, default=AssignmentState.OPEN
+    )
+    leased_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotator", "item"], name="assignment_once_per_annotator_item"
+            ),
+            models.UniqueConstraint(
+                fields=["annotator", "batch"],
+                condition=Q(state="open"),
+                name="assignment_one_open_lease_per_batch",
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=AssignmentState.values), name="assignment_state_known"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["batch", "state", "expires_at"], name="assignment_open_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return str(self.pk)
+
+
+class LabelStatus(models.TextChoices):
+    COUNTED = "counted", "Counted"
+    SURPLUS = "surplus", "Surplus (item was already full)"
+    EXCLUDED = "excluded", "Excluded (annotator excluded)"
+
+
+class Label(models.Model):
+    """One judgment. ``kind`` is copied from the batch so the database can check the value."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="label")
+    # PROTECT: a batch or item that holds labels cannot be deleted by accident.
+    batch = models.ForeignKey(Batch, on_delete=models.PROTECT, related_name="labels")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="labels")
+    annotator = models.ForeignKey(Annotator, on_delete=models.PROTECT, related_name="labels")
+    kind = models.CharField(max_length=16, choices=BatchKind.choices)
+    value = models.SmallIntegerField()
+    status = models.CharField(max_length=16, choices=LabelStatus.choices)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    submitted_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "item"], name="label_once_per_annotator"),
+            models.CheckConstraint(
+                condition=(
+                    Q(kind=BatchKind.ABSOLUTE, value__gte=1, value__lte=5)
+                    | Q(kind=BatchKind.PAIRWISE, value__gte=-2, value__lte=2)
+                ),
+                name="label_value_in_label_set",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=LabelStatus.values), name="label_status_known"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["batch", "status", "submitted_at"], name="label_batch_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.value} ({self.status})"

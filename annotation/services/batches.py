@@ -1,0 +1,115 @@
+"""Creating batches, changing their settings and moving them through their states."""
+
+import re
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotation.models import (
+    DEFAULT_ANNOTATIONS_PER_ITEM,
+    DEFAULT_LEASE_SECONDS,
+    Batch,
+    BatchKind,
+    BatchState,
+    Item,
+)
+from annotation.services.errors import Conflict, InvalidInput
+
+SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
+
+# state -> states it may move to
+TRANSITIONS: dict[str, set[str]] = {
+    BatchState.DRAFT: {BatchState.LIVE, BatchState.CLOSED},
+    BatchState.LIVE: {BatchState.PAUSED, BatchState.CLOSED},
+    BatchState.PAUSED: {BatchState.LIVE, BatchState.CLOSED},
+    BatchState.CLOSED: set(),
+}
+
+
+def create_batch(
+    *,
+    slug: str,
+    kind: str,
+    title: str = "",
+    annotations_per_item: int = DEFAULT_ANNOTATIONS_PER_ITEM,
+    instructions: str = "",
+    consent_text: str = "",
+    lease_seconds: int = DEFAULT_LEASE_SECONDS,
+    quota_per_annotator: int | None = None,
+    completion_code: str = "",
+    completion_url: str = "",
+    scale_labels: dict | None = None,
+) -> Batch:
+    if not SLUG_PATTERN.match(slug or ""):
+        raise InvalidInput(
+            "slug", f"{slug!r} must be lower-case letters, digits and hyphens (at most 100)"
+        )
+    if kind not in BatchKind.values:
+        raise InvalidInput("kind", f"{kind!r} is not one of {', '.join(BatchKind.values)}")
+    _check_positive("annotations_per_item", annotations_per_item)
+    _check_positive("lease_seconds", lease_seconds)
+    if quota_per_annotator is not None:
+        _check_positive("quota_per_annotator", quota_per_annotator)
+    if Batch.objects.filter(slug=slug).exists():
+        raise Conflict(f"slug: a batch {slug!r} already exists")
+    batch = Batch(
+        slug=slug,
+        kind=kind,
+        title=title or slug,
+        annotations_per_item=annotations_per_item,
+        instructions=instructions,
+        consent_text=consent_text,
+        lease_seconds=lease_seconds,
+        quota_per_annotator=quota_per_annotator,
+        completion_url=completion_url,
+        scale_labels=scale_labels or {},
+    )
+    if completion_code:
+        batch.completion_code = completion_code
+    batch.save()
+    return batch
+
+
+def change_state(batch: Batch, new_state: str) -> Batch:
+    """Publish, pause, resume or close a batch. Publishing needs at least one item."""
+    if new_state not in BatchState.values:
+        raise InvalidInput("state", f"{new_state!r} is not one of {', '.join(BatchState.values)}")
+    with transaction.atomic():
+        batch = Batch.objects.select_for_update().get(pk=batch.pk)
+        if new_state == batch.state:
+            return batch
+        if new_state not in TRANSITIONS[batch.state]:
+            raise Conflict(f"state: a {batch.state} batch cannot become {new_state}")
+        if new_state == BatchState.LIVE and not batch.items.exists():
+            raise Conflict("state: a batch without items cannot be published; import items first")
+        now = timezone.now()
+        if new_state == BatchState.LIVE and batch.published_at is None:
+            batch.published_at = now
+        if new_state == BatchState.CLOSED:
+            batch.closed_at = now
+        batch.state = new_state
+        batch.save(update_fields=["state", "published_at", "closed_at"])
+    return batch
+
+
+def set_annotations_per_item(batch: Batch, annotations_per_item: int) -> Batch:
+    """Change N; never below what an item already holds (counted labels + open leases)."""
+    _check_positive("annotations_per_item", annotations_per_item)
+    with transaction.atomic():
+        batch = Batch.objects.select_for_update().get(pk=batch.pk)
+        held = batch.items.aggregate(most=Max("reserved_count"))["most"] or 0
+        if annotations_per_item < held:
+            raise Conflict(
+                f"annotations_per_item: an item already holds {held} labels or leases; "
+                f"N cannot go below {held}"
+            )
+        batch.annotations_per_item = annotations_per_item
+        batch.save(update_fields=["annotations_per_item"])
+        Item.objects.filter(batch=batch).update(target=annotations_per_item)
+    return batch
+
+
+def _check_positive(field: str, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InvalidInput(field, f"must be a positive integer, got {value!r}")

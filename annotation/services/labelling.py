@@ -1,0 +1,136 @@
+"""Accepting a label for an assignment: counted, surplus or excluded, never lost."""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.models import (
+    Annotator,
+    Assignment,
+    AssignmentState,
+    Item,
+    Label,
+    LabelStatus,
+    Participation,
+    label_values,
+)
+from annotation.services.errors import Conflict, InvalidInput, NotFound
+from annotation.services.locking import lock_rows
+
+MAX_DURATION_MS = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class SubmitOutcome:
+    status: str
+    created: bool  # False when this was an identical retry of an earlier submission
+    label: Label
+
+
+def submit_label(
+    annotator: Annotator,
+    assignment_id,
+    value,
+    duration_ms=None,
+    now: datetime | None = None,
+) -> SubmitOutcome:
+    """Store the annotator's label for their assignment.
+
+    * an open lease: counted (its slot was reserved when it was leased);
+    * an expired lease: counted if the item still has room, otherwise ``surplus``;
+    * an annotator excluded from the batch: stored as ``excluded``;
+    * the same value again: the earlier outcome (an idempotent retry);
+    * a different value again: ``Conflict``. A batch paused or closed since the lease
+      was handed out still accepts the label: nothing a worker did is thrown away.
+    """
+    now = now or timezone.now()
+    assignment_uuid = _parse_assignment_id(assignment_id)
+    with transaction.atomic():
+        assignment = (
+            lock_rows(Assignment.objects.filter(pk=assignment_uuid, annotator=annotator))
+            .select_related("batch")
+            .first()
+        )
+        if assignment is None:
+            raise NotFound("No such assignment.")
+        value = _validate_value(assignment.batch.kind, value)
+        duration_ms = _validate_duration(duration_ms)
+        if assignment.state == AssignmentState.SUBMITTED:
+            earlier = Label.objects.get(assignment=assignment)
+            if earlier.value != value:
+                raise Conflict(
+                    f"value: this assignment was already labelled {earlier.value}; "
+                    "a label cannot be changed"
+                )
+            return SubmitOutcome(earlier.status, False, earlier)
+        status = _claim_count(assignment)
+        label = Label.objects.create(
+            assignment=assignment,
+            batch_id=assignment.batch_id,
+            item_id=assignment.item_id,
+            annotator=annotator,
+            kind=assignment.batch.kind,
+            value=value,
+            status=status,
+            duration_ms=duration_ms,
+            submitted_at=now,
+        )
+        assignment.state = AssignmentState.SUBMITTED
+        assignment.submitted_at = now
+        assignment.save(update_fields=["state", "submitted_at"])
+    return SubmitOutcome(status, True, label)
+
+
+def _claim_count(assignment: Assignment) -> str:
+    """Decide the label's status and move the item's counters accordingly."""
+    items = Item.objects.filter(pk=assignment.item_id)
+    excluded = Participation.objects.filter(
+        batch_id=assignment.batch_id,
+        annotator_id=assignment.annotator_id,
+        status=Participation.Status.EXCLUDED,
+    ).exists()
+    if excluded:
+        if assignment.state == AssignmentState.OPEN:
+            items.update(reserved_count=F("reserved_count") - 1)
+        return LabelStatus.EXCLUDED
+    if assignment.state == AssignmentState.OPEN:
+        items.update(counted_count=F("counted_count") + 1)
+        return LabelStatus.COUNTED
+    # The lease expired and gave its slot back: count only if there is still room.
+    took_slot = items.filter(reserved_count__lt=F("target")).update(
+        reserved_count=F("reserved_count") + 1, counted_count=F("counted_count") + 1
+    )
+    return LabelStatus.COUNTED if took_slot else LabelStatus.SURPLUS
+
+
+def _parse_assignment_id(assignment_id) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(assignment_id))
+    except (ValueError, AttributeError, TypeError) as bad:
+        raise NotFound("No such assignment.") from bad
+
+
+def _validate_value(kind: str, value) -> int:
+    allowed = label_values(kind)
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise InvalidInput("value", f"must be an integer in {allowed}, got {value!r}")
+    if value not in allowed:
+        raise InvalidInput("value", f"must be one of {allowed}, got {value}")
+    return value
+
+
+def _validate_duration(duration_ms) -> int | None:
+    if duration_ms is None:
+        return None
+    if isinstance(duration_ms, bool) or not isinstance(duration_ms, int | float):
+        raise InvalidInput("duration_ms", f"must be a non-negative integer, got {duration_ms!r}")
+    if duration_ms < 0 or duration_ms != duration_ms:
+        raise InvalidInput("duration_ms", f"must be a non-negative integer, got {duration_ms!r}")
+    return int(min(duration_ms, MAX_DURATION_MS))

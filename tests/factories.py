@@ -1,0 +1,65 @@
+"""Factories for test data: small, explicit, built through the real models and services."""
+
+import itertools
+
+from annotation.models import BatchKind, Item, Query, Response
+from annotation.services.annotators import identify_annotator, join_batch
+from annotation.services.batches import change_state, create_batch
+
+_counter = itertools.count(1)
+
+
+def make_batch(
+    *,
+    kind: str = BatchKind.ABSOLUTE,
+    n_items: int = 3,
+    per_item: int = 3,
+    live: bool = True,
+    slug: str | None = None,
+    **settings,
+):
+    number = next(_counter)
+    batch = create_batch(
+        slug=slug or f"batch-{number}",
+        kind=kind,
+        title=f"Test batch {number}",
+        annotations_per_item=per_item,
+        instructions="Rate **carefully**.",
+        **settings,
+    )
+    query = Query.objects.create(query_id=f"q-{number}", text=f"Question {number}?")
+    items = []
+    for index in range(n_items):
+        responses = [
+            Response.objects.create(
+                response_id=f"r-{number}-{index}-{side}",
+                query=query,
+                model="model-x",
+                text=f"Answer {index}{side}",
+            )
+            for side in (("a", "b") if kind == BatchKind.PAIRWISE else ("",))
+        ]
+        fields = (
+            {"response_a": responses[0], "response_b": responses[1]}
+            if kind == BatchKind.PAIRWISE
+            else {"response": responses[0]}
+        )
+        items.append(
+            Item(
+                batch=batch,
+                item_id=f"item-{index}",
+                position=index,
+                query=query,
+                target=per_item,
+                **fields,
+            )
+        )
+    Item.objects.bulk_create(items)
+    if live and n_items:
+        batch = change_state(batch, "live")
+    return batch
+
+
+def make_participant(batch, worker_id: str | None = None, platform: str = "generic"):
+    annotator = identify_annotator(platform, worker_id or f"worker-{next(_counter)}")
+    return join_batch(batch, annotator)
