@@ -1,0 +1,34 @@
+"""Least privilege: anonymous clients and crowdworkers reach only the worker flow."""
+
+import pytest
+from django.test import Client
+
+from tests.factories import make_batch
+
+pytestmark = pytest.mark.django_db
+
+STAFF_ONLY_GET = ["/admin/", "/admin/annotation/label/", "/api/schema/", "/api/docs/"]
+
+
+def crowdworker(batch):
+    client = Client()
+    assert client.get(f"/work/{batch.slug}/", {"worker": "w1"}).status_code == 200
+    return client
+
+
+@pytest.mark.parametrize("path", STAFF_ONLY_GET)
+def test_anonymous_and_crowdworker_are_kept_out_of_staff_pages(path):
+    batch = make_batch()
+    for client in (Client(), crowdworker(batch)):
+        response = client.get(path)
+        if path.startswith("/admin/"):
+            assert response.status_code == 302
+            assert response["Location"].startswith("/admin/login/")
+        else:
+            assert response.status_code in (401, 403)
+
+
+def test_worker_session_of_one_batch_cannot_rate_in_another():
+    mine, theirs = make_batch(), make_batch()
+    client = crowdworker(mine)
+    assert client.get(f"/work/{theirs.slug}/task").status_code == 403
