@@ -1,6 +1,12 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class AnnotationConfig(AppConfig):
     name = "annotation"
     verbose_name = "Annotation"
+
+    def ready(self) -> None:
+        from annotation.roles import ensure_roles
+
+        post_migrate.connect(ensure_roles, dispatch_uid="annotation.ensure_roles")

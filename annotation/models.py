@@ -119,6 +119,11 @@ class Batch(models.Model):
 
     class Meta:
         verbose_name_plural = "batches"
+        permissions = [
+            ("export_batch", "Can export a batch's labels"),
+            ("analyse_batch", "Can import scores and run analyses"),
+            ("manage_annotators", "Can exclude and re-include annotators"),
+        ]
         constraints = [
             models.CheckConstraint(condition=Q(kind__in=BatchKind.values), name="batch_kind_known"),
             models.CheckConstraint(
@@ -349,3 +354,50 @@ class Label(models.Model):
 
     def __str__(self) -> str:
         return f"{self.value} ({self.status})"
+
+
+class Job(models.Model):
+    """A long operation (import, export, analysis) run by Celery, polled by pages and API."""
+
+    class Kind(models.TextChoices):
+        EXPORT = "export", "Export"
+        IMPORT = "import", "Import"
+        ANALYSIS = "analysis", "Analysis"
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="jobs")
+    params = models.JSONField(default=dict, blank=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    progress = models.PositiveBigIntegerField(default=0)
+    total = models.PositiveBigIntegerField(null=True, blank=True)
+    message = models.TextField(blank=True, default="")
+    result_path = models.CharField(max_length=500, blank=True, default="")
+    result = models.JSONField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=["export", "import", "analysis"]), name="job_kind_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=["pending", "running", "succeeded", "failed"]),
+                name="job_state_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.pk} ({self.state})"

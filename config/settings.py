@@ -137,7 +137,9 @@ STORAGES = {
 }
 MEDIA_ROOT = DATA_DIR / "media"
 
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/manage/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 # Production hardening: on when DEBUG is off, each can be overridden.
 SESSION_COOKIE_SECURE = env_flag("SESSION_COOKIE_SECURE", not DEBUG)

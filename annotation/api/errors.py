@@ -27,6 +27,11 @@ def exception_handler(exc, context):
                 body = {"detail": str(exc)}
                 if isinstance(exc, InvalidInput):
                     body["field"] = exc.field
+                if getattr(exc, "problems", None):
+                    body["problems"] = list(exc.problems)
                 return Response(body, status=code)
-        return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        body = {"detail": str(exc)}
+        if getattr(exc, "problems", None):  # an import's FILE:LINE: field: message list
+            body["problems"] = list(exc.problems)
+        return Response(body, status=status.HTTP_400_BAD_REQUEST)
     return drf_exception_handler(exc, context)

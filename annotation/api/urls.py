@@ -1,12 +1,42 @@
 from django.urls import path
 
-from annotation.api import worker
+from annotation.api import exports, jobs, staff, worker
 
 urlpatterns = [
+    # crowdworker flow (session opened by the entry page)
     path("work/<slug:slug>/next", worker.NextItemView.as_view(), name="api-work-next"),
     path(
         "assignments/<str:assignment_id>/label",
         worker.SubmitLabelView.as_view(),
         name="api-assignment-label",
     ),
+    # researchers and admins (token or staff session)
+    path("batches/", staff.BatchListView.as_view(), name="api-batches"),
+    path("batches/<slug:slug>/", staff.BatchDetailView.as_view(), name="api-batch"),
+    path("batches/<slug:slug>/state", staff.BatchStateView.as_view(), name="api-batch-state"),
+    path("batches/<slug:slug>/items", staff.BatchItemsView.as_view(), name="api-batch-items"),
+    path(
+        "batches/<slug:slug>/progress", staff.BatchProgressView.as_view(), name="api-batch-progress"
+    ),
+    path(
+        "batches/<slug:slug>/annotators",
+        staff.BatchAnnotatorsView.as_view(),
+        name="api-batch-annotators",
+    ),
+    path(
+        "batches/<slug:slug>/annotators/<str:pseudonym>/exclude",
+        staff.ExclusionView.as_view(),
+        name="api-annotator-exclude",
+    ),
+    path(
+        "batches/<slug:slug>/annotators/<str:pseudonym>/include",
+        staff.ExclusionView.as_view(include=True),
+        name="api-annotator-include",
+    ),
+    path("batches/<slug:slug>/export", exports.BatchExportView.as_view(), name="api-batch-export"),
+    path(
+        "batches/<slug:slug>/export-jobs", exports.ExportJobView.as_view(), name="api-export-jobs"
+    ),
+    path("jobs/<uuid:job_id>", jobs.JobDetailView.as_view(), name="api-job"),
+    path("jobs/<uuid:job_id>/download", jobs.JobDownloadView.as_view(), name="api-job-download"),
 ]

@@ -24,6 +24,9 @@ class WorkerPrincipal:
     def __init__(self, session):
         self.session = session
 
+    def has_perm(self, perm, obj=None) -> bool:
+        return False  # a crowdworker holds no staff permission
+
 
 class WorkerSessionAuthentication(SessionAuthentication):
     """A browser session opened by the entry page; CSRF is enforced as for staff sessions."""

@@ -1,9 +1,21 @@
 """Identifying annotators and their membership of a batch."""
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 
-from annotation.models import Annotator, Batch, Participation
-from annotation.services.errors import InvalidInput
+from annotation.models import (
+    Annotator,
+    Assignment,
+    AssignmentState,
+    Batch,
+    Item,
+    Label,
+    LabelStatus,
+    Participation,
+)
+from annotation.services.errors import InvalidInput, NotFound
+from annotation.services.leasing import release_slots
+from annotation.services.locking import lock_rows
 
 MAX_PLATFORM_ID_LENGTH = 200
 
@@ -42,3 +54,66 @@ def join_batch(
             )
     except IntegrityError:
         return Participation.objects.get(batch=batch, annotator=annotator)
+
+
+def exclude_annotator(batch: Batch, annotator: Annotator) -> int:
+    """Exclude an annotator from a batch; returns how many of their labels it affected.
+
+    Their counted labels become ``excluded`` (kept, not counted) and give their slots
+    back, their open lease is expired, and they get no more work in this batch — so the
+    batch still ends with exactly N counted labels per item, from other annotators.
+    """
+    with transaction.atomic():
+        participation = _locked_participation(batch, annotator)
+        participation.status = Participation.Status.EXCLUDED
+        participation.save(update_fields=["status"])
+        open_leases = list(
+            lock_rows(
+                Assignment.objects.filter(
+                    batch=batch, annotator=annotator, state=AssignmentState.OPEN
+                )
+            ).values_list("pk", "item_id")
+        )
+        if open_leases:
+            release_slots(open_leases)
+        counted = list(
+            lock_rows(
+                Label.objects.filter(batch=batch, annotator=annotator, status=LabelStatus.COUNTED)
+            ).values_list("pk", "item_id")
+        )
+        Label.objects.filter(pk__in=[pk for pk, _ in counted]).update(status=LabelStatus.EXCLUDED)
+        for item_id in sorted(item_id for _, item_id in counted):
+            Item.objects.filter(pk=item_id).update(
+                counted_count=F("counted_count") - 1, reserved_count=F("reserved_count") - 1
+            )
+    return len(counted)
+
+
+def include_annotator(batch: Batch, annotator: Annotator) -> dict[str, int]:
+    """Undo an exclusion. Each excluded label counts again where its item still has
+    room; where the slot was refilled meanwhile it becomes ``surplus`` (never N + 1)."""
+    outcome = {"counted": 0, "surplus": 0}
+    with transaction.atomic():
+        participation = _locked_participation(batch, annotator)
+        participation.status = Participation.Status.ACTIVE
+        participation.save(update_fields=["status"])
+        excluded = lock_rows(
+            Label.objects.filter(batch=batch, annotator=annotator, status=LabelStatus.EXCLUDED)
+        ).order_by("item_id")
+        for label_pk, item_id in excluded.values_list("pk", "item_id"):
+            took_slot = Item.objects.filter(pk=item_id, reserved_count__lt=F("target")).update(
+                reserved_count=F("reserved_count") + 1, counted_count=F("counted_count") + 1
+            )
+            status = LabelStatus.COUNTED if took_slot else LabelStatus.SURPLUS
+            Label.objects.filter(pk=label_pk).update(status=status)
+            outcome[status] += 1
+    return outcome
+
+
+def _locked_participation(batch: Batch, annotator: Annotator) -> Participation:
+    participation = lock_rows(
+        Participation.objects.filter(batch=batch, annotator=annotator)
+    ).first()
+    if participation is None:
+        raise NotFound(f"annotator: {annotator.pseudonym} has not taken part in {batch.slug}")
+    return participation

@@ -113,3 +113,43 @@ def set_annotations_per_item(batch: Batch, annotations_per_item: int) -> Batch:
 def _check_positive(field: str, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise InvalidInput(field, f"must be a positive integer, got {value!r}")
+
+
+EDITABLE_FIELDS = {
+    "title",
+    "instructions",
+    "consent_text",
+    "lease_seconds",
+    "quota_per_annotator",
+    "completion_code",
+    "completion_url",
+    "scale_labels",
+}
+
+
+def update_batch(batch: Batch, changes: dict) -> Batch:
+    """Edit a batch's settings. ``annotations_per_item`` goes through its own rule."""
+    unknown = set(changes) - EDITABLE_FIELDS - {"annotations_per_item"}
+    if unknown:
+        raise InvalidInput(sorted(unknown)[0], "cannot be changed here")
+    if "lease_seconds" in changes:
+        _check_positive("lease_seconds", changes["lease_seconds"])
+    if changes.get("quota_per_annotator") is not None:
+        _check_positive("quota_per_annotator", changes["quota_per_annotator"])
+    if "title" in changes and not str(changes["title"]).strip():
+        raise InvalidInput("title", "must not be empty")
+    if "completion_code" in changes and not str(changes["completion_code"]).strip():
+        raise InvalidInput("completion_code", "must not be empty")
+    if "scale_labels" in changes and not isinstance(changes["scale_labels"], dict):
+        raise InvalidInput("scale_labels", "must be an object mapping label value to text")
+    with transaction.atomic():
+        if "annotations_per_item" in changes:
+            batch = set_annotations_per_item(batch, changes["annotations_per_item"])
+        batch = Batch.objects.select_for_update().get(pk=batch.pk)
+        fields = sorted(set(changes) & EDITABLE_FIELDS)
+        for field in fields:
+            setattr(batch, field, changes[field])
+        if fields:
+            batch.full_clean(exclude=["slug", "kind", "state"])
+            batch.save(update_fields=fields)
+    return batch

@@ -76,7 +76,7 @@ def lease_next_item(
         if current is not None:
             if current.expires_at > now:
                 return LeaseOutcome(current, "", done, quota)
-            _release_slots([(current.pk, current.item_id)])
+            release_slots([(current.pk, current.item_id)])
         if quota is not None and done >= quota:
             return LeaseOutcome(None, NoWorkReason.QUOTA, done, quota)
         assignment = _take_slot(batch, annotator_id, now)
@@ -108,12 +108,12 @@ def expire_leases(batch: Batch | None = None, now: datetime | None = None) -> in
                 ]
             )
             if rows:
-                total += _release_slots(rows)
+                total += release_slots(rows)
         if len(rows) < EXPIRY_CHUNK:
             return total
 
 
-def _release_slots(rows: list[tuple]) -> int:
+def release_slots(rows: list[tuple]) -> int:
     """Mark open leases expired and give their slots back; caller holds their row locks."""
     expired = Assignment.objects.filter(
         pk__in=[pk for pk, _ in rows], state=AssignmentState.OPEN

@@ -1,0 +1,9 @@
+"""Suite-wide test settings."""
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # PBKDF2's deliberate slowness costs ~0.5 s per user; tests need no brute-force guard.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
