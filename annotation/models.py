@@ -401,3 +401,21 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.pk} ({self.state})"
+
+
+class BatchSnapshot(models.Model):
+    """Batch figures recorded by the periodic task: progress over time for the admins."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="snapshots")
+    taken_at = models.DateTimeField()
+    items_complete = models.PositiveIntegerField()
+    labels_counted = models.PositiveIntegerField()
+    labels_surplus = models.PositiveIntegerField()
+    labels_excluded = models.PositiveIntegerField()
+    active_annotators = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["batch", "taken_at"], name="snapshot_batch_time")]
+
+    def __str__(self) -> str:
+        return f"{self.batch_id} at {self.taken_at:%Y-%m-%d %H:%M}"

@@ -5,6 +5,7 @@ import logging
 from celery import shared_task
 
 from annotation.services import jobs
+from annotation.services.batches import record_snapshots
 from annotation.services.leasing import expire_leases
 
 logger = logging.getLogger(__name__)
@@ -14,6 +15,11 @@ logger = logging.getLogger(__name__)
 def expire_stale_leases() -> int:
     """Periodic safety net: leasing also expires a batch's stale leases on demand."""
     return expire_leases()
+
+
+@shared_task(name="annotation.tasks.record_batch_statistics")
+def record_batch_statistics() -> int:
+    return record_snapshots()
 
 
 @shared_task(name="annotation.tasks.run_job")

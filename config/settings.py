@@ -183,6 +183,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.tasks.expire_stale_leases",
         "schedule": 60.0,
     },
+    "record-batch-statistics": {
+        "task": "annotation.tasks.record_batch_statistics",
+        "schedule": 300.0,
+    },
 }
 
 LOGGING = {

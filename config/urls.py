@@ -2,7 +2,10 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from config.health import healthz
+
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("", include("annotation.urls")),
     path("api/v1/", include("annotation.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -153,3 +153,27 @@ def update_batch(batch: Batch, changes: dict) -> Batch:
             batch.full_clean(exclude=["slug", "kind", "state"])
             batch.save(update_fields=fields)
     return batch
+
+
+def record_snapshots() -> int:
+    """Record the figures of every live or paused batch (called by the periodic task)."""
+    from annotation.models import BatchSnapshot
+    from annotation.selectors import batch_dashboard
+
+    now = timezone.now()
+    snapshots = []
+    for batch in Batch.objects.filter(state__in=[BatchState.LIVE, BatchState.PAUSED]):
+        figures = batch_dashboard(batch)
+        snapshots.append(
+            BatchSnapshot(
+                batch=batch,
+                taken_at=now,
+                items_complete=figures["items"]["complete"],
+                labels_counted=figures["labels"]["counted"],
+                labels_surplus=figures["labels"]["surplus"],
+                labels_excluded=figures["labels"]["excluded"],
+                active_annotators=figures["active_annotators"],
+            )
+        )
+    BatchSnapshot.objects.bulk_create(snapshots)
+    return len(snapshots)

@@ -1,0 +1,56 @@
+"""docker-compose.yml names every service and every variable the settings require.
+
+Docker itself does not run here; this checks the file a deployer will use.
+"""
+
+from pathlib import Path
+
+import pytest
+import yaml
+from django.test import Client
+
+COMPOSE = Path(__file__).resolve().parents[1] / "docker-compose.yml"
+APP_SERVICES = ["web", "worker", "beat"]
+REQUIRED_VARIABLES = ["DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL"]
+
+
+@pytest.fixture(scope="module")
+def compose():
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+def test_every_service_is_declared(compose):
+    assert set(compose["services"]) == {"web", "worker", "beat", "db", "redis"}
+
+
+@pytest.mark.parametrize("service", APP_SERVICES)
+def test_app_services_get_the_required_environment(compose, service):
+    environment = compose["services"][service]["environment"]
+    missing = [name for name in REQUIRED_VARIABLES if name not in environment]
+    assert not missing, f"{service} lacks {missing}"
+    assert environment["DEBUG"] == "0"
+    assert environment["DATABASE_URL"].startswith("postgres://")
+    assert environment["REDIS_URL"].startswith("redis://redis:")
+    assert compose["services"][service]["depends_on"]["db"]["condition"] == "service_healthy"
+
+
+@pytest.mark.parametrize("service", ["db", "redis", "web", "worker"])
+def test_services_have_healthchecks(compose, service):
+    assert compose["services"][service]["healthcheck"]["test"]
+
+
+def test_data_survives_in_volumes(compose):
+    assert {"pgdata", "appdata"} <= set(compose["volumes"])
+    assert "appdata:/data" in compose["services"]["worker"]["volumes"]
+
+
+def test_commands_point_at_real_entry_points(compose):
+    assert "config.wsgi" in compose["services"]["web"]["command"]
+    assert compose["services"]["worker"]["command"][:3] == ["celery", "-A", "config"]
+    assert compose["services"]["beat"]["command"][3] == "beat"
+
+
+@pytest.mark.django_db
+def test_health_endpoint_answers():
+    response = Client().get("/healthz")
+    assert response.status_code == 200 and response.content == b"ok"
