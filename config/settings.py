@@ -106,7 +106,8 @@ def database_settings() -> dict:
             "timeout": 30,
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
-        config.setdefault("TEST", {})["NAME"] = str(DATA_DIR / "test-db.sqlite3")
+        # One file per test process: concurrent test runs never share a database.
+        config.setdefault("TEST", {})["NAME"] = str(DATA_DIR / f"test-db-{os.getpid()}.sqlite3")
     return config
 
 

@@ -18,6 +18,7 @@
 
   let current = null; // {assignment, item, shownAt}
   let busy = false; // a request is in flight: ignore further submits
+  let statusKind = ""; // kind of the message shown; an error stays until the next choice
 
   function csrfToken() {
     const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -26,6 +27,7 @@
 
   function showStatus(message, kind) {
     const status = el("status");
+    statusKind = message ? kind || "info" : "";
     if (!message) {
       status.hidden = true;
       status.textContent = "";
@@ -138,7 +140,7 @@
       showStatus(answer.data.detail || "This study cannot hand out items right now.", "error");
       return;
     }
-    showStatus("");
+    if (statusKind !== "error") showStatus("");
     setProgress(answer.data.progress);
     if (answer.data.assignment) renderItem(answer.data);
     else renderDone(answer.data);
@@ -150,6 +152,7 @@
   }
 
   function updateSelection() {
+    if (statusKind === "error" && selectedValue() !== null) showStatus("");
     form.querySelectorAll(".choice").forEach((label) => {
       label.classList.toggle("selected", label.querySelector("input").checked);
     });
@@ -209,6 +212,10 @@
         event.preventDefault();
       }
     } else if (event.key === "Enter") {
+      // Enter on a link, a summary (the instructions toggle) or another button keeps its
+      // own meaning; anywhere else it submits the chosen option.
+      const own = target && target.closest && target.closest("a, summary, button");
+      if (own && own !== submitButton) return;
       event.preventDefault();
       if (!event.repeat) submitCurrent();
     }
