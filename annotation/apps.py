@@ -7,6 +7,7 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self) -> None:
+        import annotation.services.export_jobs  # noqa: F401  (registers the "export" job runner)
         from annotation.roles import ensure_roles
 
         post_migrate.connect(ensure_roles, dispatch_uid="annotation.ensure_roles")

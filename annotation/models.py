@@ -196,6 +196,15 @@ class Item(models.Model):
         ]
         indexes = [
             models.Index(fields=["batch", "position"], name="item_batch_position"),
+            # The leasing order (closest to completion first), over items with a free slot
+            # only: the candidate query walks this index and stops at the first item the
+            # annotator has not seen, instead of sorting the batch or stepping over the
+            # full items (most of them, late in a study).
+            models.Index(
+                fields=["batch", "-reserved_count", "-counted_count", "position"],
+                name="item_leasing_order",
+                condition=Q(reserved_count__lt=F("target")),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,9 +1,28 @@
 from django.urls import path
 
-from annotation.views import worker
+from annotation.views import staff_pages, worker
 
 urlpatterns = [
     path("work/<slug:slug>/", worker.entry, name="work-entry"),
     path("work/<slug:slug>/consent", worker.consent, name="work-consent"),
     path("work/<slug:slug>/task", worker.task, name="work-task"),
+    # admin pages for project admins and researchers (login + role)
+    path("manage/", staff_pages.batch_list, name="manage-batches"),
+    path("manage/new", staff_pages.batch_new, name="manage-batch-new"),
+    path("manage/<slug:slug>/", staff_pages.batch_detail, name="manage-batch"),
+    path("manage/<slug:slug>/edit", staff_pages.batch_edit, name="manage-batch-edit"),
+    path("manage/<slug:slug>/state", staff_pages.batch_state, name="manage-batch-state"),
+    path("manage/<slug:slug>/items", staff_pages.batch_upload, name="manage-batch-items"),
+    path("manage/<slug:slug>/preview", staff_pages.batch_preview, name="manage-batch-preview"),
+    path("manage/<slug:slug>/annotators", staff_pages.annotator_list, name="manage-annotators"),
+    path(
+        "manage/<slug:slug>/annotators/<str:pseudonym>/exclude",
+        staff_pages.annotator_exclude,
+        name="manage-annotator-exclude",
+    ),
+    path(
+        "manage/<slug:slug>/annotators/<str:pseudonym>/include",
+        staff_pages.annotator_include,
+        name="manage-annotator-include",
+    ),
 ]

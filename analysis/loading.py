@@ -1,0 +1,200 @@
+"""Database → arrays: a batch's counted labels and model scores in a few queries.
+
+Nothing here computes statistics; ``analysis.metrics`` takes the arrays. Items are in
+import order (``Item.position``), annotators in order of first appearance.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import connection
+from django.db.models import Q
+from django.db.models.functions import Coalesce
+
+from analysis.models import Score, ScoreSource
+from annotation.models import Annotator, Batch, BatchKind, Item, Label, LabelStatus, label_values
+
+
+@dataclass
+class BatchArrays:
+    slug: str
+    kind: str
+    label_set: np.ndarray
+    item_ids: list[str]
+    item_pks: np.ndarray  # (n_items,) sorted by position
+    response_pks: np.ndarray  # absolute: (n_items,); pairwise: (n_items, 2) for A and B
+    item_index: np.ndarray  # (n_labels,) counted labels
+    annotator_index: np.ndarray
+    value: np.ndarray
+    duration_ms: np.ndarray  # (n_labels,) float, NaN where unknown
+    annotators: list[str] = field(default_factory=list)  # pseudonyms by annotator_index
+    gold: list[list[int] | None] = field(default_factory=list)  # accepted answers per item
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def n_annotators(self) -> int:
+        return len(self.annotators)
+
+
+@dataclass
+class SourceScores:
+    name: str
+    kind: str
+    scores: np.ndarray  # (n_items,) float, NaN where the source does not score the item
+
+
+def load_batch(batch: Batch) -> BatchArrays:
+    """Two queries: the items, then the counted labels (ordered by submission)."""
+    pairwise = batch.kind == BatchKind.PAIRWISE
+    item_rows = list(
+        Item.objects.filter(batch=batch)
+        .order_by("position")
+        .values_list("pk", "item_id", "response_id", "response_a_id", "response_b_id", "gold")
+    )
+    item_pks = np.array([row[0] for row in item_rows], dtype=np.int64)
+    if pairwise:
+        response_pks = np.array([(row[3], row[4]) for row in item_rows], dtype=np.int64)
+        response_pks = response_pks.reshape(len(item_rows), 2)
+    else:
+        response_pks = np.array([row[2] for row in item_rows], dtype=np.int64)
+
+    labels = (
+        Label.objects.filter(batch=batch, status=LabelStatus.COUNTED)
+        .order_by("submitted_at", "pk")
+        .values_list("item_id", "annotator_id", "value", Coalesce("duration_ms", -1))
+    )
+    columns = _fetch_int_columns(labels, 4)
+    item_index = _index_of(item_pks, columns[0])
+    annotator_pks, first_seen, annotator_index = np.unique(
+        columns[1], return_index=True, return_inverse=True
+    )
+    # Renumber annotators by first appearance so the order is stable and meaningful.
+    appearance = np.argsort(first_seen, kind="stable")
+    renumber = np.empty_like(appearance)
+    renumber[appearance] = np.arange(appearance.size)
+    annotator_index = renumber[annotator_index] if annotator_index.size else annotator_index
+    pseudonym_of = dict(
+        Annotator.objects.filter(pk__in=annotator_pks.tolist()).values_list("pk", "pseudonym")
+    )
+    annotators = [pseudonym_of[int(annotator_pks[old])] for old in appearance]
+    durations = columns[3].astype(np.float64)
+    durations[columns[3] < 0] = np.nan
+    return BatchArrays(
+        slug=batch.slug,
+        kind=batch.kind,
+        label_set=np.array(label_values(batch.kind), dtype=np.int64),
+        item_ids=[row[1] for row in item_rows],
+        item_pks=item_pks,
+        response_pks=response_pks,
+        item_index=item_index,
+        annotator_index=np.asarray(annotator_index, dtype=np.int64),
+        value=columns[2],
+        duration_ms=durations,
+        annotators=annotators,
+        gold=[_accepted(row[5]) for row in item_rows],
+    )
+
+
+def _accepted(gold) -> list[int] | None:
+    if gold is None:
+        return None
+    return [int(value) for value in (gold if isinstance(gold, list) else [gold])]
+
+
+def load_scores(batch: Batch, arrays: BatchArrays) -> list[SourceScores]:
+    """Two queries (scores by response, scores by item) plus one for the sources.
+
+    Absolute items take their response's score; pairwise items score(A) − score(B), or
+    the item's own score where the source scored the item directly (that one wins).
+    """
+    # Subqueries, not a list of ids: a big batch's ids would pass SQLite's parameter limit.
+    items = Item.objects.filter(batch=batch)
+    shown = (
+        Q(response_id__in=items.values("response_a_id"))
+        | Q(response_id__in=items.values("response_b_id"))
+        if arrays.kind == BatchKind.PAIRWISE
+        else Q(response_id__in=items.values("response_id"))
+    )
+    by_response = _fetch_float_columns(
+        Score.objects.filter(shown).order_by().values_list("source_id", "response_id", "value"),
+        3,
+    )
+    by_item = _fetch_float_columns(
+        Score.objects.filter(item__batch=batch)
+        .order_by()
+        .values_list("source_id", "item_id", "value"),
+        3,
+    )
+    source_ids = np.unique(np.concatenate([by_response[0], by_item[0]])).astype(np.int64)
+    described = {
+        pk: (name, kind)
+        for pk, name, kind in ScoreSource.objects.filter(pk__in=source_ids.tolist()).values_list(
+            "pk", "name", "kind"
+        )
+    }
+    results = []
+    for source_id in source_ids.tolist():
+        scores = np.full(arrays.n_items, np.nan)
+        mine = by_response[0] == source_id
+        if mine.any():
+            score_of = _lookup(by_response[1][mine].astype(np.int64), by_response[2][mine])
+            if arrays.kind == BatchKind.PAIRWISE:
+                scores = score_of(arrays.response_pks[:, 0]) - score_of(arrays.response_pks[:, 1])
+            else:
+                scores = score_of(arrays.response_pks)
+        mine = by_item[0] == source_id
+        if mine.any():
+            direct = _lookup(by_item[1][mine].astype(np.int64), by_item[2][mine])(arrays.item_pks)
+            scores = np.where(np.isfinite(direct), direct, scores)
+        results.append(SourceScores(*described[source_id], scores))
+    return sorted(results, key=lambda source: source.name)
+
+
+def _fetch_float_columns(queryset, width: int) -> list[np.ndarray]:
+    return [column.astype(np.float64) for column in _fetch(queryset, width, np.float64)]
+
+
+def _fetch_int_columns(queryset, width: int) -> list[np.ndarray]:
+    return _fetch(queryset, width, np.int64)
+
+
+def _fetch(queryset, width: int, dtype) -> list[np.ndarray]:
+    """Run the queryset's SQL on a plain cursor: no per-row Python objects from the ORM.
+
+    Hundreds of thousands of labels load several times faster this way than through
+    ``values_list`` iteration, which matters because loading should not dominate analysis.
+    """
+    sql, params = queryset.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if not rows:
+        return [np.empty(0, dtype=dtype) for _ in range(width)]
+    table = np.array(rows, dtype=dtype)
+    return [table[:, column] for column in range(width)]
+
+
+def _index_of(sorted_keys_by_position: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Position of each key in ``sorted_keys_by_position`` (which need not be sorted)."""
+    order = np.argsort(sorted_keys_by_position, kind="stable")
+    found = np.searchsorted(sorted_keys_by_position[order], keys)
+    return order[found]
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray):
+    """A vectorised dict: maps an array of keys to values, NaN where absent."""
+    order = np.argsort(keys, kind="stable")
+    sorted_keys, sorted_values = keys[order], values[order]
+
+    def score_of(query: np.ndarray) -> np.ndarray:
+        query = np.asarray(query, dtype=np.int64)
+        if sorted_keys.size == 0:
+            return np.full(query.shape, np.nan)
+        at = np.clip(np.searchsorted(sorted_keys, query), 0, sorted_keys.size - 1)
+        hit = sorted_keys[at] == query
+        return np.where(hit, sorted_values[at], np.nan)
+
+    return score_of

@@ -1,0 +1,45 @@
+"""manage.py analyze SLUG [--json FILE] [--bootstrap N] [--seed S]"""
+
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from analysis.services.analyses import DEFAULT_RESAMPLES, analyse_batch, write_report
+from annotation.models import Batch
+from annotation.services.errors import ServiceError
+
+
+class Command(BaseCommand):
+    help = "Analyse a batch's counted labels and imported model scores (ANALYSIS.md)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--json", dest="json_path", help="write the report here")
+        parser.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES)
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args, slug, json_path, bootstrap, seed, **options):
+        batch = Batch.objects.filter(slug=slug).first()
+        if batch is None:
+            raise CommandError(f"batch {slug!r} does not exist")
+        started = time.perf_counter()
+        try:
+            report = analyse_batch(batch, n_resamples=bootstrap, seed=seed)
+        except ServiceError as error:
+            raise CommandError(str(error)) from error
+        if json_path:
+            write_report(report, Path(json_path))
+        full = [
+            entry
+            for entry in report["correlations"]
+            if entry["subset"] == "full" and entry["spearman"] is not None
+        ]
+        headline = ", ".join(f"{e['source']} ρ={e['spearman']['r']:.3f}" for e in full[:4])
+        self.stdout.write(
+            f"Analysed {batch.slug}: {report['n_items']} items, {report['n_labels']} labels, "
+            f"{report['n_annotators']} annotators, {len(report['sources'])} score sources"
+            + (f" ({headline})" if headline else "")
+            + f" in {time.perf_counter() - started:.1f} s"
+            + (f"; report written to {json_path}" if json_path else "")
+        )

@@ -1,0 +1,83 @@
+"""Running the analysis of a batch: load arrays, build the report, keep it as a job file."""
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from analysis.loading import load_batch, load_scores
+from analysis.reports import build_report
+from annotation.models import Batch, Job
+from annotation.services.errors import InvalidInput
+from annotation.services.jobs import JobProgress, job_files_dir, register_runner
+
+DEFAULT_RESAMPLES = 1000
+MAX_RESAMPLES = 100_000
+
+
+def analyse_batch(
+    batch: Batch,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
+    """The report of ANALYSIS.md for the batch's counted labels and imported scores."""
+    n_resamples, seed = validate_settings(n_resamples, seed)
+    arrays = load_batch(batch)
+    sources = load_scores(batch, arrays)
+    return build_report(arrays, sources, n_resamples=n_resamples, seed=seed, progress=progress)
+
+
+def validate_settings(n_resamples, seed) -> tuple[int, int]:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int):
+        raise InvalidInput("bootstrap", f"must be an integer, got {n_resamples!r}")
+    if not 0 <= n_resamples <= MAX_RESAMPLES:
+        raise InvalidInput("bootstrap", f"must be between 0 and {MAX_RESAMPLES}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InvalidInput("seed", f"must be a non-negative integer, got {seed!r}")
+    return n_resamples, seed
+
+
+def write_report(report: dict, path: Path) -> None:
+    """JSON with plain numbers only (``allow_nan=False`` fails loudly on a stray NaN)."""
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "w", encoding="utf-8") as stream:
+        json.dump(report, stream, allow_nan=False, ensure_ascii=False)
+    os.replace(partial, path)
+
+
+@register_runner("analysis")
+def run_analysis_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
+    params = job.params or {}
+    report = analyse_batch(
+        job.batch,
+        n_resamples=params.get("bootstrap", DEFAULT_RESAMPLES),
+        seed=params.get("seed", 0),
+        progress=progress,
+    )
+    filename = f"{job.pk}-{job.batch.slug}-report.json"
+    write_report(report, job_files_dir() / filename)
+    summary = {
+        "n_items": report["n_items"],
+        "n_labels": report["n_labels"],
+        "n_annotators": report["n_annotators"],
+        "n_sources": len(report["sources"]),
+    }
+    return summary, filename
+
+
+def latest_report(batch: Batch) -> tuple[Job, dict] | None:
+    """The newest finished analysis of the batch and its report, if any."""
+    job = (
+        Job.objects.filter(batch=batch, kind=Job.Kind.ANALYSIS, state=Job.State.SUCCEEDED)
+        .order_by("-finished_at")
+        .first()
+    )
+    if job is None:
+        return None
+    path = job_files_dir() / job.result_path
+    if not path.exists():
+        return None
+    with open(path, encoding="utf-8") as stream:
+        return job, json.load(stream)

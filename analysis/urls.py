@@ -1,0 +1,27 @@
+"""Pages of the analysis app, under the staff site's ``/manage/<slug>/``."""
+
+from django.urls import path
+
+from analysis import views
+
+urlpatterns = [
+    path("manage/<slug:slug>/report", views.report_page, name="manage-report"),
+    path("manage/<slug:slug>/report/run", views.run_analysis, name="manage-report-run"),
+    path("manage/<slug:slug>/report.json", views.report_json, name="manage-report-json"),
+    path("manage/<slug:slug>/report/items.csv", views.items_csv, name="manage-report-items"),
+    path(
+        "manage/<slug:slug>/report/correlations.csv",
+        views.correlations_csv,
+        name="manage-report-correlations",
+    ),
+    path(
+        "manage/<slug:slug>/report/annotators.csv",
+        views.annotators_csv,
+        name="manage-report-annotators",
+    ),
+    path(
+        "manage/<slug:slug>/report/scatter.svg",
+        views.score_scatter,
+        name="manage-report-scatter",
+    ),
+]

@@ -1,0 +1,166 @@
+"""Label exports over HTTP (streamed) and as background jobs (FORMATS.md, API.md).
+
+``GET /api/v1/batches/<slug>/export?layout=&format=&all_statuses=`` answers with the file
+itself: JSONL, CSV and the Markdown card are generated while they are sent; Parquet is
+written to a temporary file first and streamed from it (the file is deleted when the
+response is closed). ``POST /api/v1/batches/<slug>/export-jobs`` records the same export as
+a job and answers ``202`` with the job (poll ``status_url``, fetch ``download_url``).
+
+``format`` is also DRF's URL format override; these views ignore it for content
+negotiation (errors are always JSON), so ``?format=csv`` means the export's format.
+"""
+
+from django.http import FileResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.api.jobs import job_payload
+from annotation.api.permissions import CanExport
+from annotation.models import Batch
+from annotation.services.errors import InvalidInput
+from annotation.services.exporting import (
+    CARD_FORMAT,
+    CONTENT_TYPES,
+    EXPORT_FORMATS,
+    LAYOUTS,
+    TemporaryExportFile,
+    export_params,
+    stream_export,
+)
+from annotation.services.jobs import start_job
+
+FORMATS = (*EXPORT_FORMATS, CARD_FORMAT)
+
+LAYOUT_HELP = (
+    "long: one row per label; dense: one row per item with its counted labels as a list; "
+    "annotators: one row per contributing annotator; card: a Markdown data card."
+)
+FORMAT_HELP = "jsonl (default), csv or parquet for the tables; md for the card (its default)."
+ALL_STATUSES_HELP = (
+    "1: the long layout also holds surplus and excluded labels (column status); "
+    "0 (default): counted labels only. No effect on the other layouts."
+)
+
+EXPORT_FILE_HELP = (
+    "The export as a download: JSONL (one object per row), CSV (header row; lists as JSON "
+    "text), Parquet (lists as list columns, integers as int64) or the Markdown card."
+)
+
+EXPORT_PARAMETERS = [
+    OpenApiParameter(
+        "layout", OpenApiTypes.STR, OpenApiParameter.QUERY, enum=LAYOUTS, default="long",
+        description=LAYOUT_HELP,
+    ),
+    OpenApiParameter(
+        "format", OpenApiTypes.STR, OpenApiParameter.QUERY, enum=FORMATS, description=FORMAT_HELP
+    ),
+    OpenApiParameter(
+        "all_statuses", OpenApiTypes.INT, OpenApiParameter.QUERY, enum=[0, 1], default=0,
+        description=ALL_STATUSES_HELP,
+    ),
+]  # fmt: skip
+
+
+class ExportJobRequest(serializers.Serializer):
+    """The body of an export job request (JSON or form); same meaning as the GET params."""
+
+    layout = serializers.ChoiceField(choices=LAYOUTS, default="long", help_text=LAYOUT_HELP)
+    format = serializers.ChoiceField(choices=FORMATS, required=False, help_text=FORMAT_HELP)
+    all_statuses = serializers.BooleanField(default=False, help_text=ALL_STATUSES_HELP)
+
+
+class ExportErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    field = serializers.CharField(required=False)
+
+
+class IgnoreFormatOverride(DefaultContentNegotiation):
+    """Always the first renderer (JSON, for errors); the ``format`` param is the export's."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+def _batch(slug: str) -> Batch:
+    return get_object_or_404(Batch, slug=slug)
+
+
+class BatchExportView(APIView):
+    """Download an export of a batch's labels, streamed."""
+
+    permission_classes = [CanExport]
+    content_negotiation_class = IgnoreFormatOverride
+
+    @extend_schema(
+        parameters=EXPORT_PARAMETERS,
+        responses={
+            (200, CONTENT_TYPES["jsonl"].split(";")[0]): OpenApiResponse(
+                OpenApiTypes.STR, description=EXPORT_FILE_HELP
+            ),
+            (200, CONTENT_TYPES["csv"].split(";")[0]): OpenApiResponse(
+                OpenApiTypes.STR, description=EXPORT_FILE_HELP
+            ),
+            (200, CONTENT_TYPES["parquet"]): OpenApiResponse(
+                OpenApiTypes.BINARY, description=EXPORT_FILE_HELP
+            ),
+            (200, CONTENT_TYPES["md"].split(";")[0]): OpenApiResponse(
+                OpenApiTypes.STR, description=EXPORT_FILE_HELP
+            ),
+            (400, "application/json"): OpenApiResponse(
+                ExportErrorSerializer, description="a bad parameter, named in detail and field"
+            ),
+        },
+    )
+    def get(self, request, slug: str):
+        batch = _batch(slug)
+        layout, fmt, all_statuses = export_params(
+            request.query_params.get("layout"),
+            request.query_params.get("format"),
+            request.query_params.get("all_statuses"),
+        )
+        chunks, content_type, filename = stream_export(
+            batch, layout, fmt, all_statuses=all_statuses
+        )
+        if isinstance(chunks, TemporaryExportFile):
+            response = FileResponse(
+                chunks, as_attachment=True, filename=filename, content_type=content_type
+            )
+            response.block_size = TemporaryExportFile.block_size
+            return response
+        response = StreamingHttpResponse(chunks, content_type=content_type)
+        response["Content-Disposition"] = content_disposition_header(True, filename)
+        return response
+
+
+class ExportJobView(APIView):
+    """Start an export as a background job; poll the job and download its file."""
+
+    permission_classes = [CanExport]
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+    content_negotiation_class = IgnoreFormatOverride
+
+    @extend_schema(
+        request=ExportJobRequest,
+        responses={
+            202: OpenApiResponse(OpenApiTypes.OBJECT, description="the job (see /jobs/<id>)"),
+            400: ExportErrorSerializer,
+        },
+    )
+    def post(self, request, slug: str):
+        batch = _batch(slug)
+        data = request.data
+        if not hasattr(data, "get"):
+            raise InvalidInput("body", "send an object with layout, format and all_statuses")
+        layout, fmt, all_statuses = export_params(
+            data.get("layout"), data.get("format"), data.get("all_statuses")
+        )
+        params = {"layout": layout, "format": fmt, "all_statuses": all_statuses}
+        job = start_job("export", batch, params, request.user)
+        return Response(job_payload(request, job), status=status.HTTP_202_ACCEPTED)

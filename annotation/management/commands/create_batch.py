@@ -1,0 +1,79 @@
+"""``manage.py create_batch SLUG --kind absolute|pairwise [...]``: create a batch."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import DEFAULT_ANNOTATIONS_PER_ITEM, DEFAULT_LEASE_SECONDS, BatchKind
+from annotation.services.batches import change_state, create_batch
+from annotation.services.errors import ServiceError
+
+
+class Command(BaseCommand):
+    help = "Create a batch (a draft unless --live is given and it can be published)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug", help="lower-case letters, digits and hyphens")
+        parser.add_argument("--kind", required=True, choices=BatchKind.values)
+        parser.add_argument(
+            "--per-item",
+            type=int,
+            default=DEFAULT_ANNOTATIONS_PER_ITEM,
+            help=f"labels per item, N (default {DEFAULT_ANNOTATIONS_PER_ITEM})",
+        )
+        parser.add_argument("--title", default="", help="shown to annotators (default: slug)")
+        parser.add_argument("--instructions", metavar="FILE", help="a Markdown file")
+        parser.add_argument(
+            "--lease-seconds",
+            type=int,
+            default=DEFAULT_LEASE_SECONDS,
+            help=f"how long an annotator holds an item (default {DEFAULT_LEASE_SECONDS})",
+        )
+        parser.add_argument("--quota", type=int, help="most items one annotator may label")
+        parser.add_argument("--completion-url", default="", help="where finished workers go")
+        parser.add_argument("--completion-code", default="", help="default: a random code")
+        parser.add_argument(
+            "--live",
+            action="store_true",
+            help="publish at once (needs items, so only for a batch that already has some)",
+        )
+
+    def handle(self, *args, **options):
+        slug = options["slug"]
+        instructions = ""
+        if options["instructions"]:
+            path = Path(options["instructions"])
+            try:
+                instructions = path.read_text(encoding="utf-8")
+            except OSError as error:
+                raise CommandError(
+                    f"--instructions: cannot read {path}: {error.strerror}"
+                ) from error
+            except UnicodeDecodeError as error:
+                raise CommandError(f"--instructions: {path} is not UTF-8 text") from error
+        try:
+            batch = create_batch(
+                slug=slug,
+                kind=options["kind"],
+                title=options["title"],
+                annotations_per_item=options["per_item"],
+                instructions=instructions,
+                lease_seconds=options["lease_seconds"],
+                quota_per_annotator=options["quota"],
+                completion_url=options["completion_url"],
+                completion_code=options["completion_code"],
+            )
+        except ServiceError as error:
+            raise CommandError(str(error)) from error
+        if options["live"]:
+            try:
+                batch = change_state(batch, "live")
+            except ServiceError as error:
+                raise CommandError(
+                    f"batch '{batch.slug}' was created as a draft but not published: {error}"
+                ) from error
+        self.stdout.write(
+            f"Created {batch.kind} batch {batch.slug} ({batch.state}, "
+            f"{batch.annotations_per_item} labels per item, "
+            f"completion code {batch.completion_code})"
+        )

@@ -1,0 +1,34 @@
+"""The ``export`` job: one export of a batch written to the jobs folder.
+
+Imported by ``AnnotationConfig.ready()`` so that every process (web, worker, commands)
+has the runner registered. Parameters (``Job.params``): ``layout`` (long, dense,
+annotators, card), ``format`` (jsonl, csv, parquet; md for the card), ``all_statuses``.
+"""
+
+import os
+
+from annotation.models import Job
+from annotation.services.exporting import export_params, export_to_file
+from annotation.services.jobs import JobProgress, job_files_dir, register_runner
+
+
+@register_runner("export")
+def run_export(job: Job, progress: JobProgress) -> tuple[dict, str]:
+    params = job.params or {}
+    layout, fmt, all_statuses = export_params(
+        params.get("layout"), params.get("format"), params.get("all_statuses")
+    )
+    filename = f"{job.pk}-{job.batch.slug}-{layout}.{fmt}"
+    target = job_files_dir() / filename
+    # Written under another name and renamed at the end: never a half-written download.
+    partial = target.with_name(target.name + ".partial")
+    try:
+        rows = export_to_file(
+            job.batch, layout, fmt, partial, all_statuses=all_statuses, progress=progress
+        )
+        os.replace(partial, target)
+    finally:
+        if partial.exists():
+            partial.unlink()
+    result = {"rows": rows, "layout": layout, "format": fmt, "all_statuses": all_statuses}
+    return result, filename

@@ -1,0 +1,508 @@
+"""Admin pages for project admins and researchers, under ``/manage/``.
+
+Thin views: they check the role (``annotation.roles``), translate forms into service
+calls (``annotation.services``) and render the outcome. Every error a user can cause —
+``InvalidInput``, ``Conflict``, ``NotFound``, ``ImportRejected`` — is shown on the page.
+
+* researcher: sees batches, their live figures, the worker preview and the annotator
+  table (without platform ids), and downloads exports;
+* admin: also creates and edits batches, changes their state, uploads items and
+  excludes / re-includes annotators.
+
+Anonymous visitors are sent to the login page; a logged-in user without a role gets 403.
+"""
+
+from functools import wraps
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import roles, selectors
+from annotation.models import (
+    DEFAULT_ANNOTATIONS_PER_ITEM,
+    DEFAULT_LEASE_SECONDS,
+    Annotator,
+    Batch,
+    BatchKind,
+    BatchState,
+    Item,
+    Label,
+    LabelStatus,
+)
+from annotation.rendering import render_markdown
+from annotation.services import annotators as annotator_services
+from annotation.services import batches as batch_services
+from annotation.services.errors import InvalidInput, ServiceError
+from annotation.services.importing import ImportRejected, import_items
+
+EXPORT_LAYOUTS = [
+    ("long", "Labels", "one row per label"),
+    ("dense", "Items", "one row per item with its list of labels"),
+    ("annotators", "Annotators", "one row per annotator who contributed"),
+]
+EXPORT_FORMATS = ["jsonl", "csv", "parquet"]
+# Prolific replaces the {{%…%}} placeholders of a study URL with each participant's ids.
+PROLIFIC_PARAMETERS = (
+    "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+)
+
+# What the button that moves a batch into a state says, and what confirm() asks.
+STATE_ACTIONS = {
+    BatchState.LIVE: (
+        "Publish",
+        "Publish this batch? Anyone with a worker link can start rating.",
+    ),
+    BatchState.PAUSED: (
+        "Pause",
+        "Pause this batch? Workers get no new items until you resume it; "
+        "answers to items already handed out are still accepted.",
+    ),
+    BatchState.CLOSED: (
+        "Close",
+        "Close this batch for good? Workers get no more items and it cannot be reopened.",
+    ),
+}
+RESUME = ("Resume", "Resume this batch? Workers with the link can continue rating.")
+
+
+# --------------------------------------------------------------------------- access
+
+
+def staff_page(check):
+    """Login required (→ /accounts/login/), then ``check(user)`` or a 403 page."""
+
+    def decorate(view):
+        @wraps(view)
+        def guarded(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if not check(request.user):
+                return render(request, "annotation/staff/forbidden.html", status=403)
+            return view(request, *args, **kwargs)
+
+        return login_required(guarded)
+
+    return decorate
+
+
+def _abilities(user) -> dict[str, bool]:
+    return {
+        "can_manage": roles.can_manage_batches(user),
+        "can_manage_annotators": roles.can_manage_annotators(user),
+        "can_export": roles.can_export(user),
+    }
+
+
+# --------------------------------------------------------------------------- forms
+
+
+class _BatchSettingsForm(forms.Form):
+    title = forms.CharField(max_length=300)
+    annotations_per_item = forms.IntegerField(
+        label="Labels per item (N)",
+        min_value=1,
+        initial=DEFAULT_ANNOTATIONS_PER_ITEM,
+        help_text="Independent annotators per item.",
+    )
+    lease_seconds = forms.IntegerField(
+        label="Lease time (seconds)",
+        min_value=1,
+        initial=DEFAULT_LEASE_SECONDS,
+        help_text="How long a worker holds an item before it goes back to the pool.",
+    )
+    quota_per_annotator = forms.IntegerField(
+        label="Quota per annotator",
+        min_value=1,
+        required=False,
+        help_text="Most items one person may label; empty means no limit.",
+    )
+    instructions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8}),
+        required=False,
+        help_text="Markdown; shown before the first item and on every rating page.",
+    )
+    consent_text = forms.CharField(
+        label="Consent",
+        widget=forms.Textarea(attrs={"rows": 5}),
+        required=False,
+        help_text="Markdown; when set, workers start with “I agree — start”.",
+    )
+    completion_code = forms.CharField(
+        max_length=100, help_text="Shown to workers at the end (e.g. Prolific's code)."
+    )
+    completion_url = forms.URLField(
+        label="Completion URL",
+        max_length=500,
+        required=False,
+        assume_scheme="https",
+        help_text="Where the button at the end leads, e.g. https://app.prolific.com/submissions/complete?cc=…",
+    )
+
+
+class BatchCreateForm(_BatchSettingsForm):
+    slug = forms.CharField(
+        max_length=100,
+        help_text="Lower-case letters, digits and hyphens; part of the worker link.",
+    )
+    kind = forms.ChoiceField(choices=BatchKind.choices)
+    field_order = ["slug", "kind", "title"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["title"].required = False
+        self.fields["title"].help_text = "Shown to workers; empty uses the slug."
+        self.fields["completion_code"].required = False
+        self.fields["completion_code"].help_text = "Empty: a random code."
+
+
+class BatchEditForm(_BatchSettingsForm):
+    @classmethod
+    def for_batch(cls, batch: Batch, data=None) -> "BatchEditForm":
+        initial = {name: getattr(batch, name) for name in cls.base_fields}
+        return cls(data=data, initial=initial)
+
+
+def _show_service_error(form: forms.Form, error: Exception) -> None:
+    """Put a service error next to the field it names (``"field: message"``), or on top."""
+    if isinstance(error, ValidationError) and hasattr(error, "error_dict"):
+        for field, problems in error.message_dict.items():
+            form.add_error(field if field in form.fields else None, problems)
+        return
+    if isinstance(error, InvalidInput):
+        field, message = error.field, error.message
+    else:
+        field, _, message = str(error).partition(": ")
+    if field in form.fields and message:
+        form.add_error(field, message)
+    else:
+        form.add_error(None, str(error))
+
+
+# --------------------------------------------------------------------------- batch list
+
+
+def _batches_with_totals():
+    """Batches, newest first, with item and counted-label counts and the last label time."""
+
+    def count(model, **filters):
+        rows = (
+            model.objects.filter(batch=OuterRef("pk"), **filters)
+            .order_by()
+            .values("batch")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
+
+    last_label = (
+        Label.objects.filter(batch=OuterRef("pk")).order_by("-submitted_at").values("submitted_at")
+    )
+    return Batch.objects.annotate(
+        n_items=count(Item),
+        n_counted=count(Label, status=LabelStatus.COUNTED),
+        last_label_at=Subquery(last_label[:1]),
+    ).order_by("-created_at", "-pk")
+
+
+@staff_page(roles.can_view_batches)
+@require_GET
+def batch_list(request: HttpRequest) -> HttpResponse:
+    rows = []
+    for batch in _batches_with_totals():
+        target = batch.n_items * batch.annotations_per_item
+        rows.append(
+            {
+                "batch": batch,
+                "target": target,
+                "percent": round(100 * batch.n_counted / target, 1) if target else 0,
+            }
+        )
+    return render(
+        request,
+        "annotation/staff/batch_list.html",
+        {"rows": rows, **_abilities(request.user)},
+    )
+
+
+@staff_page(roles.can_manage_batches)
+@require_http_methods(["GET", "POST"])
+def batch_new(request: HttpRequest) -> HttpResponse:
+    form = BatchCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            batch = batch_services.create_batch(**form.cleaned_data)
+        except ServiceError as error:
+            _show_service_error(form, error)
+        else:
+            messages.success(request, f"Created batch {batch.slug}. Upload its items next.")
+            return redirect("manage-batch", slug=batch.slug)
+    return render(
+        request,
+        "annotation/staff/batch_form.html",
+        {"form": form, "creating": True, **_abilities(request.user)},
+        status=400 if form.is_bound and form.errors else 200,
+    )
+
+
+# --------------------------------------------------------------------------- one batch
+
+
+def _worker_links(request: HttpRequest, batch: Batch) -> list[dict]:
+    entry = request.build_absolute_uri(reverse("work-entry", args=[batch.slug]))
+    return [
+        {
+            "name": "Prolific",
+            "url": entry + PROLIFIC_PARAMETERS,
+            "note": "The study URL: Prolific fills in the three placeholders.",
+        },
+        {
+            "name": "MTurk",
+            "url": entry,
+            "note": (
+                "The ExternalQuestion URL: MTurk appends "
+                "?workerId=…&assignmentId=…&hitId=… itself (a HIT preview shows the "
+                "instructions and hands out nothing)."
+            ),
+        },
+        {
+            "name": "Invitation",
+            "url": entry + "?worker=",
+            "note": "Append a different id for each person, e.g. …?worker=alice.",
+        },
+    ]
+
+
+def _export_links(batch: Batch) -> dict:
+    base = reverse("api-batch-export", args=[batch.slug])
+    return {
+        "layouts": [
+            {
+                "layout": layout,
+                "name": name,
+                "description": description,
+                "links": [
+                    (fmt, f"{base}?{urlencode({'layout': layout, 'format': fmt})}")
+                    for fmt in EXPORT_FORMATS
+                ],
+            }
+            for layout, name, description in EXPORT_LAYOUTS
+        ],
+        "card": f"{base}?{urlencode({'layout': 'card'})}",
+    }
+
+
+def _state_actions(batch: Batch) -> list[dict]:
+    actions = []
+    for state in (BatchState.LIVE, BatchState.PAUSED, BatchState.CLOSED):
+        if state not in batch_services.TRANSITIONS[batch.state]:
+            continue
+        label, question = (
+            RESUME
+            if state == BatchState.LIVE and batch.state == BatchState.PAUSED
+            else STATE_ACTIONS[state]
+        )
+        actions.append({"state": state, "label": label, "confirm": question})
+    return actions
+
+
+def _batch_page(
+    request: HttpRequest, batch: Batch, *, problems=None, upload_name="", status=200
+) -> HttpResponse:
+    figures = selectors.batch_dashboard(batch)
+    context = {
+        "batch": batch,
+        "figures": figures,
+        "percent_done": round(100 * figures["share_done"], 1),
+        "progress_url": reverse("api-batch-progress", args=[batch.slug]),
+        "worker_links": _worker_links(request, batch),
+        "exports": _export_links(batch),
+        "state_actions": _state_actions(batch),
+        "instructions_html": render_markdown(batch.instructions),
+        "consent_html": render_markdown(batch.consent_text),
+        "problems": problems or [],
+        "upload_name": upload_name,
+        **_abilities(request.user),
+    }
+    return render(request, "annotation/staff/batch_detail.html", context, status=status)
+
+
+@staff_page(roles.can_view_batches)
+@require_GET
+def batch_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    return _batch_page(request, get_object_or_404(Batch, slug=slug))
+
+
+@staff_page(roles.can_manage_batches)
+@require_POST
+def batch_state(request: HttpRequest, slug: str) -> HttpResponse:
+    batch = get_object_or_404(Batch, slug=slug)
+    wanted = request.POST.get("state", "")
+    try:
+        batch = batch_services.change_state(batch, wanted)
+    except ServiceError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"Batch {batch.slug} is now {batch.get_state_display()}.")
+    return redirect("manage-batch", slug=batch.slug)
+
+
+@staff_page(roles.can_manage_batches)
+@require_POST
+def batch_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    batch = get_object_or_404(Batch, slug=slug)
+    upload = request.FILES.get("file")
+    if upload is None:
+        return _batch_page(
+            request, batch, problems=["Choose a .jsonl or .csv file to upload."], status=400
+        )
+    try:
+        summary = import_items(batch, upload, filename=upload.name)
+    except ImportRejected as rejected:
+        return _batch_page(
+            request, batch, problems=rejected.problems, upload_name=upload.name, status=400
+        )
+    except ServiceError as error:
+        return _batch_page(
+            request, batch, problems=[str(error)], upload_name=upload.name, status=400
+        )
+    messages.success(
+        request,
+        f"Imported {summary.items_created} items from {upload.name} "
+        f"({summary.queries_created} new queries, {summary.responses_created} new responses).",
+    )
+    return redirect("manage-batch", slug=batch.slug)
+
+
+@staff_page(roles.can_manage_batches)
+@require_http_methods(["GET", "POST"])
+def batch_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    batch = get_object_or_404(Batch, slug=slug)
+    form = BatchEditForm.for_batch(batch, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        changes = {name: form.cleaned_data[name] for name in form.changed_data}
+        try:
+            if changes:
+                batch = batch_services.update_batch(batch, changes)
+        except (ServiceError, ValidationError) as error:
+            _show_service_error(form, error)
+        else:
+            messages.success(
+                request,
+                f"Saved: {', '.join(str(form[name].label) for name in changes)}."
+                if changes
+                else "Nothing changed.",
+            )
+            return redirect("manage-batch", slug=batch.slug)
+    return render(
+        request,
+        "annotation/staff/batch_form.html",
+        {"form": form, "batch": batch, "creating": False, **_abilities(request.user)},
+        status=400 if form.is_bound and form.errors else 200,
+    )
+
+
+@staff_page(roles.can_view_batches)
+@require_GET
+def batch_preview(request: HttpRequest, slug: str) -> HttpResponse:
+    """The rating page as a worker sees it, for one item; reads only, stores nothing."""
+    batch = get_object_or_404(Batch, slug=slug)
+    items = batch.items.order_by("position", "pk")
+    wanted = request.GET.get("item")
+    item = items.filter(item_id=wanted).first() if wanted else items.first()
+    if item is None:
+        message = (
+            f"Batch {batch.slug} has no item {wanted!r}."
+            if wanted
+            else f"Batch {batch.slug} has no items yet: upload some to preview them."
+        )
+        return render(
+            request,
+            "annotation/staff/preview_missing.html",
+            {"batch": batch, "message": message, **_abilities(request.user)},
+            status=404 if wanted else 200,
+        )
+    before = items.filter(position__lt=item.position)
+    after = items.filter(position__gt=item.position)
+    context = {
+        "batch": batch,
+        "scale": batch.scale(),
+        "instructions_html": render_markdown(batch.instructions),
+        "item": item,
+        "item_payload": selectors.item_payload(selectors.load_item_for_display(item.pk)),
+        "index": before.count() + 1,
+        "total": items.count(),
+        "previous_id": before.order_by("-position", "-pk")
+        .values_list("item_id", flat=True)
+        .first(),
+        "next_id": after.values_list("item_id", flat=True).first(),
+    }
+    return render(request, "annotation/staff/preview.html", context)
+
+
+# --------------------------------------------------------------------------- annotators
+
+
+@staff_page(roles.can_view_batches)
+@require_GET
+def annotator_list(request: HttpRequest, slug: str) -> HttpResponse:
+    batch = get_object_or_404(Batch, slug=slug)
+    abilities = _abilities(request.user)
+    rows = selectors.annotator_rows(batch)
+    if not abilities["can_manage_annotators"]:
+        for row in rows:  # platform ids identify people: admins only
+            row.pop("platform_id")
+    for row in rows:
+        row["checks"] = row["attention_checks_passed"] + row["attention_checks_failed"]
+        if row["median_duration_ms"] is not None:
+            row["median_seconds"] = round(row["median_duration_ms"] / 1000, 1)
+    return render(
+        request,
+        "annotation/staff/annotators.html",
+        {
+            "batch": batch,
+            "rows": rows,
+            "n_excluded": sum(row["status"] == "excluded" for row in rows),
+            **abilities,
+        },
+    )
+
+
+def _change_participation(request: HttpRequest, slug: str, pseudonym: str, include: bool):
+    batch = get_object_or_404(Batch, slug=slug)
+    annotator = get_object_or_404(Annotator, pseudonym=pseudonym)
+    try:
+        if include:
+            outcome = annotator_services.include_annotator(batch, annotator)
+            note = f"{outcome['counted']} labels count again"
+            if outcome["surplus"]:
+                note += f", {outcome['surplus']} became surplus (their slots were refilled)"
+            messages.success(request, f"Included {pseudonym} again: {note}.")
+        else:
+            affected = annotator_services.exclude_annotator(batch, annotator)
+            messages.success(
+                request,
+                f"Excluded {pseudonym}: {affected} labels no longer count and their slots "
+                "are open again.",
+            )
+    except ServiceError as error:
+        messages.error(request, str(error))
+    return redirect("manage-annotators", slug=batch.slug)
+
+
+@staff_page(roles.can_manage_annotators)
+@require_POST
+def annotator_exclude(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
+    return _change_participation(request, slug, pseudonym, include=False)
+
+
+@staff_page(roles.can_manage_annotators)
+@require_POST
+def annotator_include(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
+    return _change_participation(request, slug, pseudonym, include=True)

@@ -1,0 +1,349 @@
+"""Analysis benchmark on PostgreSQL: loading, the metric core, and the whole analysis.
+
+Two synthetic absolute batches, written straight into the database with COPY:
+
+* ``bench-large``: 26,070 items (1,738 queries x 15 responses) x 25 labels, 2,300 annotators;
+* ``bench-study``: the study's own scale, 750 items (50 x 15) x 25 labels;
+
+each with 6 score sources (2 reward models, 2 LMs, 2 judges) of decreasing fidelity. For each
+batch it times, in one run: loading (labels and scores into arrays), the metric core (the whole
+report without bootstrap) and the whole analysis with 1,000 resamples, plus the ``analyze``
+command end to end, and writes the figures with their ratios to
+``bench/results/analysis.json`` and ``bench/results/analysis.md``.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_analysis .venv/bin/python bench/analysis.py
+
+The database named in DATABASE_URL is created if missing; the data is generated once and
+reused by later runs (``--regenerate`` to rebuild it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import platform
+import sys
+import time
+import uuid
+from contextlib import redirect_stdout
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/bench_analysis"
+RESULTS = REPO / "bench" / "results"
+
+SCALES = {
+    "bench-large": {"queries": 1_738, "responses_per_query": 15, "annotators": 2_300},
+    "bench-study": {"queries": 50, "responses_per_query": 15, "annotators": 300},
+}
+LABELS_PER_ITEM = 25
+SOURCES = [  # (name, kind, noise around the latent quality)
+    ("rm-strong", "reward_model", 0.4),
+    ("rm-weak", "reward_model", 1.5),
+    ("lm-large:neg-ppl", "lm", 1.0),
+    ("lm-small:neg-ppl", "lm", 3.0),
+    ("judge-a:overall", "judge", 0.7),
+    ("judge-b:overall", "judge", 2.0),
+]
+
+
+def ensure_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin_url = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        exists = connection.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [name]
+        ).fetchone()
+        if not exists:
+            connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def setup_django(url: str) -> None:
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def _copy(cursor, table: str, columns: list[str], rows) -> None:
+    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def _next_id(cursor, table: str) -> int:
+    cursor.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {table}")
+    return cursor.fetchone()[0]
+
+
+def _reset_sequence(cursor, table: str) -> None:
+    cursor.execute(
+        f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+        f"(SELECT COALESCE(MAX(id), 1) FROM {table}))"
+    )
+
+
+def generate(slug: str, queries: int, responses_per_query: int, annotators: int, seed: int = 0):
+    """Write one synthetic batch with COPY (seconds for 26k items x 25 labels)."""
+    from django.db import connection, transaction
+
+    from analysis.models import Score, ScoreSource
+    from annotation.models import Batch, Label
+
+    existing = Batch.objects.filter(slug=slug).first()
+    if existing is not None:
+        Score.objects.filter(response__query__query_id__startswith=f"{slug}-").delete()
+        Label.objects.filter(batch=existing).delete()
+        existing.assignments.all().delete()
+        existing.items.all().delete()
+        existing.delete()
+    rng = np.random.default_rng(seed)
+    n_items = queries * responses_per_query
+    quality = rng.uniform(1, 5, n_items)
+    now = datetime.now(UTC)
+    with transaction.atomic(), connection.cursor() as wrapper:
+        cursor = wrapper.cursor  # the psycopg cursor, for COPY
+        batch = Batch.objects.create(
+            slug=slug,
+            title=slug,
+            kind="absolute",
+            annotations_per_item=LABELS_PER_ITEM,
+            state="closed",
+        )
+        query0 = _next_id(cursor, "annotation_query")
+        _copy(
+            cursor,
+            "annotation_query",
+            ["id", "query_id", "text", "category"],
+            (
+                (query0 + q, f"{slug}-q{q}", f"Synthetic prompt {q}", "Synthetic")
+                for q in range(queries)
+            ),
+        )
+        response0 = _next_id(cursor, "annotation_response")
+        _copy(
+            cursor,
+            "annotation_response",
+            ["id", "response_id", "query_id", "model", "text"],
+            (
+                (
+                    response0 + i,
+                    f"{slug}-r{i}",
+                    query0 + i // responses_per_query,
+                    f"m{i % 7}",
+                    f"Answer {i}",
+                )
+                for i in range(n_items)
+            ),
+        )
+        item0 = _next_id(cursor, "annotation_item")
+        _copy(
+            cursor,
+            "annotation_item",
+            ["id", "batch_id", "item_id", "position", "query_id", "response_id", "metadata", "target",
+             "reserved_count", "counted_count"],
+            (
+                (item0 + i, batch.pk, f"i{i}", i, query0 + i // responses_per_query, response0 + i, "{}",
+                 LABELS_PER_ITEM, LABELS_PER_ITEM, LABELS_PER_ITEM)
+                for i in range(n_items)
+            ),
+        )  # fmt: skip
+        annotator0 = _next_id(cursor, "annotation_annotator")
+        _copy(
+            cursor,
+            "annotation_annotator",
+            ["id", "platform", "platform_id", "pseudonym", "created_at"],
+            (
+                (annotator0 + a, "generic", f"{slug}-w{a}", f"ann-{slug}-{a}", now)
+                for a in range(annotators)
+            ),
+        )
+        item_index = np.repeat(np.arange(n_items), LABELS_PER_ITEM)
+        start = rng.integers(0, annotators, n_items)
+        annotator_index = (
+            start[item_index] + np.tile(np.arange(LABELS_PER_ITEM), n_items)
+        ) % annotators
+        value = np.clip(
+            np.rint(quality[item_index] + rng.normal(0, 1, item_index.size)), 1, 5
+        ).astype(int)
+        duration = rng.integers(2_000, 60_000, item_index.size)
+        assignment_ids = [uuid.uuid4() for _ in range(item_index.size)]
+        leased = [
+            now - timedelta(seconds=int(s)) for s in rng.integers(60, 86_400, item_index.size)
+        ]
+        _copy(
+            cursor,
+            "annotation_assignment",
+            ["id", "batch_id", "item_id", "annotator_id", "state", "leased_at", "expires_at", "submitted_at"],
+            (
+                (assignment_ids[k], batch.pk, item0 + int(item_index[k]), annotator0 + int(annotator_index[k]),
+                 "submitted", leased[k], leased[k] + timedelta(minutes=10), leased[k] + timedelta(seconds=30))
+                for k in range(item_index.size)
+            ),
+        )  # fmt: skip
+        label0 = _next_id(cursor, "annotation_label")
+        _copy(
+            cursor,
+            "annotation_label",
+            ["id", "assignment_id", "batch_id", "item_id", "annotator_id", "kind", "value", "status",
+             "duration_ms", "submitted_at"],
+            (
+                (label0 + k, assignment_ids[k], batch.pk, item0 + int(item_index[k]),
+                 annotator0 + int(annotator_index[k]), "absolute", int(value[k]), "counted",
+                 int(duration[k]), leased[k] + timedelta(seconds=30))
+                for k in range(item_index.size)
+            ),
+        )  # fmt: skip
+        score0 = _next_id(cursor, "analysis_score")
+        rows = []
+        for name, kind, noise in SOURCES:
+            source, _ = ScoreSource.objects.get_or_create(name=name, defaults={"kind": kind})
+            scores = quality + rng.normal(0, noise, n_items)
+            rows.extend((source.pk, response0 + i, float(scores[i])) for i in range(n_items))
+        _copy(
+            cursor,
+            "analysis_score",
+            ["id", "source_id", "response_id", "value"],
+            ((score0 + k, *row) for k, row in enumerate(rows)),
+        )
+        for table in ("annotation_query", "annotation_response", "annotation_item",
+                      "annotation_annotator", "annotation_label", "analysis_score"):  # fmt: skip
+            _reset_sequence(cursor, table)
+    return batch
+
+
+def timed(function, *args, repeat: int = 3, **kwargs):
+    """Best of ``repeat`` wall-clock runs (the machine may be busy) and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = function(*args, **kwargs)
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def measure(slug: str, resamples: int) -> dict:
+    from django.core.management import call_command
+
+    from analysis.loading import load_batch, load_scores
+    from analysis.reports import build_report
+    from analysis.services.analyses import analyse_batch
+    from annotation.models import Batch
+
+    batch = Batch.objects.get(slug=slug)
+
+    def load():
+        arrays = load_batch(batch)
+        return arrays, load_scores(batch, arrays)
+
+    load_s, (arrays, sources) = timed(load)
+    core_s, _ = timed(build_report, arrays, sources, n_resamples=0)
+    compute_s, report = timed(build_report, arrays, sources, n_resamples=resamples, repeat=2)
+    whole_s, _ = timed(analyse_batch, batch, n_resamples=resamples, repeat=2)
+
+    def command():
+        with redirect_stdout(io.StringIO()):
+            call_command("analyze", slug, "--bootstrap", str(resamples), "--json", os.devnull)
+
+    command_s, _ = timed(command, repeat=1)
+    return {
+        "batch": slug,
+        "items": arrays.n_items,
+        "labels": int(arrays.value.size),
+        "annotators": arrays.n_annotators,
+        "sources": len(sources),
+        "subsets": len(report["subsets"]),
+        "correlations": len(report["correlations"]),
+        "resamples": resamples,
+        "seconds": {
+            "loading": round(load_s, 3),
+            "metric_core_no_bootstrap": round(core_s, 3),
+            "compute_with_bootstrap": round(compute_s, 3),
+            "analyse_batch_whole": round(whole_s, 3),
+            "analyze_command": round(command_s, 3),
+        },
+        "ratios": {
+            "loading_over_compute": round(load_s / compute_s, 3),
+            "loading_over_metric_core": round(load_s / core_s, 3),
+            "bootstrap_share_of_whole": round((compute_s - core_s) / whole_s, 3),
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--resamples", type=int, default=1_000)
+    parser.add_argument("--regenerate", action="store_true")
+    parser.add_argument("--only", choices=list(SCALES), help="one batch only")
+    args = parser.parse_args()
+    url = os.environ.get("DATABASE_URL", DEFAULT_URL)
+    if not url.startswith("postgres"):
+        sys.exit("bench/analysis.py measures PostgreSQL: set DATABASE_URL=postgres://...")
+    ensure_database(url)
+    setup_django(url)
+    from annotation.models import Batch
+
+    results = []
+    for slug, scale in SCALES.items():
+        if args.only and slug != args.only:
+            continue
+        if args.regenerate or not Batch.objects.filter(slug=slug).exists():
+            start = time.perf_counter()
+            generate(slug, **scale)
+            print(f"generated {slug} in {time.perf_counter() - start:.1f} s", flush=True)
+        results.append(measure(slug, args.resamples))
+        print(json.dumps(results[-1], indent=2), flush=True)
+
+    from analysis import metrics
+
+    run = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "load_average_1min_at_end": round(os.getloadavg()[0], 2),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "bootstrap_threads": metrics.BOOTSTRAP_THREADS,
+        },
+        "targets_seconds": {"bench-large whole analysis": 10, "bench-study whole analysis": 2},
+        "results": results,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "analysis.json").write_text(json.dumps(run, indent=2) + "\n")
+    lines = [
+        f"# Analysis benchmark ({run['when']}, {run['machine']['cpus']} CPUs, "
+        f"load {run['machine']['load_average_1min_at_end']} at the end)",
+        "",
+        "| batch | items | labels | sources | loading s | core s | compute+bootstrap s | "
+        "whole analysis s | analyze command s | loading / compute |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for result in results:
+        s = result["seconds"]
+        lines.append(
+            f"| {result['batch']} | {result['items']:,} | {result['labels']:,} | {result['sources']} | "
+            f"{s['loading']} | {s['metric_core_no_bootstrap']} | {s['compute_with_bootstrap']} | "
+            f"{s['analyse_batch_whole']} | {s['analyze_command']} | "
+            f"{result['ratios']['loading_over_compute']} |"
+        )
+    lines += [
+        "",
+        f"{results[0]['resamples'] if results else 0} bootstrap resamples; best of 2–3 runs.",
+    ]
+    (RESULTS / "analysis.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""Time the core of the analysis on a study-sized synthetic absolute batch.
+
+26,070 items x 25 labels (651,750 labels from 2,300 annotators) and 6 score sources, 1,000
+bootstrap resamples: count_matrix, item_summary, every subset, correlate_subsets per source,
+plus the batch agreement and per-annotator figures for reference. Prints wall-clock and CPU
+seconds per stage (CPU time sums over the bootstrap threads) and the 1-minute load average,
+since other work on the machine inflates wall time; ``--json PATH`` also writes them.
+
+    .venv/bin/python bench/analysis_core.py [--items 26070] [--resamples 1000] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from analysis import metrics  # noqa: E402
+
+
+def synthetic_batch(n_items: int, labels_per_item: int, n_annotators: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    quality = rng.uniform(1, 5, n_items)
+    item_index = np.repeat(np.arange(n_items), labels_per_item)
+    # distinct annotators within an item: consecutive ids from a random start
+    start = rng.integers(0, n_annotators, n_items)
+    annotator_index = (start[item_index] + np.tile(np.arange(labels_per_item), n_items)) % (
+        n_annotators
+    )
+    value = np.clip(np.rint(quality[item_index] + rng.normal(0, 1, item_index.size)), 1, 5)
+    sources = {
+        f"source_{i}": quality + rng.normal(0, noise, n_items)
+        for i, noise in enumerate((0.3, 0.6, 1.0, 1.5, 2.5, 4.0))
+    }
+    return {
+        "item_index": item_index,
+        "annotator_index": annotator_index,
+        "value": value.astype(np.int64),
+        "sources": sources,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=26_070)
+    parser.add_argument("--labels-per-item", type=int, default=25)
+    parser.add_argument("--annotators", type=int, default=2_300)
+    parser.add_argument("--resamples", type=int, default=1_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write the timings here")
+    args = parser.parse_args()
+
+    batch = synthetic_batch(args.items, args.labels_per_item, args.annotators, args.seed)
+    labels = metrics.ABSOLUTE_LABELS
+    timings: dict[str, float] = {}
+    cpu_timings: dict[str, float] = {}
+
+    def timed(stage: str, func, *func_args, **kwargs):
+        start, cpu_start = time.perf_counter(), time.process_time()
+        result = func(*func_args, **kwargs)
+        timings[stage] = time.perf_counter() - start
+        cpu_timings[stage] = time.process_time() - cpu_start
+        return result
+
+    counts = timed(
+        "count_matrix",
+        metrics.count_matrix,
+        batch["item_index"],
+        batch["value"],
+        labels,
+        args.items,
+    )
+    summary = timed("item_summary", metrics.item_summary, counts, labels)
+    subsets = timed("subsets", metrics.batch_subsets, "absolute", summary)
+
+    def correlate_all_sources() -> int:
+        n_correlations = 0
+        for scores in batch["sources"].values():
+            results = metrics.correlate_subsets(
+                scores, summary["mean"], subsets, n_resamples=args.resamples, seed=args.seed
+            )
+            n_correlations += len(results)
+        return n_correlations
+
+    n_correlations = timed("correlate_subsets_all_sources", correlate_all_sources)
+    timings["core_total"] = sum(timings.values())
+    cpu_timings["core_total"] = sum(cpu_timings.values())
+
+    timed(
+        "agreement_summary",
+        metrics.agreement_summary,
+        batch["item_index"],
+        batch["annotator_index"],
+        batch["value"],
+        labels,
+        args.items,
+    )
+    timed(
+        "annotator_crowd_agreement",
+        metrics.annotator_crowd_agreement,
+        batch["item_index"],
+        batch["annotator_index"],
+        batch["value"],
+        args.items,
+        args.annotators,
+    )
+
+    subset_sizes = {name: int(mask.sum()) for name, mask in subsets.items()}
+    report = {
+        "items": args.items,
+        "labels": int(batch["value"].size),
+        "sources": len(batch["sources"]),
+        "subsets": len(subsets),
+        "items_in_all_subsets": sum(subset_sizes.values()),
+        "distinct_subsets": len({mask.tobytes() for mask in subsets.values()}),
+        "subset_sizes": subset_sizes,
+        "correlations": n_correlations,
+        "resamples": args.resamples,
+        "bootstrap_threads": metrics.BOOTSTRAP_THREADS,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "seconds": {stage: round(seconds, 3) for stage, seconds in timings.items()},
+        "cpu_seconds": {stage: round(seconds, 3) for stage, seconds in cpu_timings.items()},
+    }
+    for key, entry in report.items():
+        if key not in ("seconds", "cpu_seconds"):
+            print(f"{key:>29}: {entry}")
+    print(f"{'stage':>29}  {'wall s':>8}  {'cpu s':>8}")
+    for stage, seconds in timings.items():
+        print(f"{stage:>29}: {seconds:8.3f}  {cpu_timings[stage]:8.3f}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

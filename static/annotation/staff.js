@@ -1,0 +1,217 @@
+// Admin pages: confirm dialogs, copy buttons, the batch page's live figures (polled from
+// the progress endpoint with the session cookie, no reload) and the worker preview.
+(function () {
+  "use strict";
+
+  const POLL_MS = 3000;
+
+  // --- forms that change something ask first: <form data-confirm="question">
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    const question = form.dataset ? form.dataset.confirm : undefined;
+    if (question && !window.confirm(question)) event.preventDefault();
+  });
+
+  // --- copy buttons: <button data-copy="id of a readonly input">
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-copy]");
+    if (!button) return;
+    const input = document.getElementById(button.dataset.copy);
+    if (!input) return;
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(input.value);
+      copied = true;
+    } catch (noClipboard) {
+      // Plain http on a non-local host has no clipboard API: select and use execCommand.
+      input.focus();
+      input.select();
+      copied = document.execCommand && document.execCommand("copy");
+    }
+    const text = button.textContent;
+    button.textContent = copied ? "Copied" : "Press Ctrl+C";
+    button.classList.toggle("copied", copied);
+    setTimeout(() => {
+      button.textContent = text;
+      button.classList.remove("copied");
+    }, 1500);
+  });
+
+  // --- live figures: elements with data-figure="path.in.the.json" are kept up to date
+  function lookup(data, path) {
+    return path.split(".").reduce((value, key) => (value == null ? value : value[key]), data);
+  }
+
+  function duration(seconds) {
+    const minutes = Math.round(seconds / 60);
+    if (seconds < 60) return Math.max(0, Math.round(seconds)) + " s";
+    if (minutes < 60) return minutes + " min";
+    const hours = Math.floor(minutes / 60);
+    if (hours < 48) return hours + " h " + (minutes % 60) + " min";
+    return Math.round(hours / 24) + " days";
+  }
+
+  function format(value, kind) {
+    if (value === null || value === undefined) return "—";
+    if (kind === "seconds") return value + " s";
+    if (kind === "percent") return (value * 100).toFixed(1) + "%";
+    if (kind === "ago") {
+      const seconds = (Date.now() - Date.parse(value)) / 1000;
+      return seconds < 10 ? "just now" : duration(seconds) + " ago";
+    }
+    if (kind === "until") return "in " + duration((Date.parse(value) - Date.now()) / 1000);
+    return String(value);
+  }
+
+  function showFigures(data, highlight) {
+    document.querySelectorAll("[data-figure]").forEach((node) => {
+      const value = lookup(data, node.dataset.figure);
+      const kind = node.dataset.format;
+      let text = format(value, kind);
+      if (node.dataset.figure === "state" && typeof value === "string") {
+        text = value.charAt(0).toUpperCase() + value.slice(1);
+        node.className = "badge state-" + value;
+      }
+      if (kind === "ago" || kind === "until") {
+        node.title = value ? new Date(value).toLocaleString() : "";
+      }
+      if (node.textContent !== text) {
+        node.textContent = text;
+        // Times move by themselves; only a changed count is worth a flash.
+        if (highlight && kind !== "ago" && kind !== "until") {
+          node.classList.remove("changed");
+          void node.offsetWidth; // restart the highlight animation
+          node.classList.add("changed");
+        }
+      }
+    });
+    document.querySelectorAll("[data-figure-bar]").forEach((node) => {
+      const share = Math.max(0, Math.min(1, lookup(data, node.dataset.figureBar) || 0));
+      node.style.width = (share * 100).toFixed(1) + "%";
+    });
+    const bar = document.getElementById("live-bar");
+    if (bar) {
+      bar.setAttribute("aria-valuenow", String(lookup(data, "labels.counted") || 0));
+      bar.setAttribute("aria-valuemax", String(data.target_labels || 0));
+    }
+  }
+
+  function startLiveFigures(panel) {
+    const url = panel.dataset.progressUrl;
+    const status = document.getElementById("live-status");
+    let timer = null;
+    let first = true; // the first answer only reformats the server's figures: no highlight
+
+    function setStatus(text, stale) {
+      if (!status) return;
+      status.textContent = text;
+      status.classList.toggle("stale", Boolean(stale));
+    }
+
+    async function refresh() {
+      timer = null;
+      let response = null;
+      try {
+        response = await fetch(url, {
+          credentials: "same-origin",
+          headers: { Accept: "application/json" },
+          cache: "no-store",
+        });
+      } catch (networkError) {
+        response = null;
+      }
+      if (response && (response.status === 401 || response.status === 403)) {
+        setStatus("Live updates stopped: your session has ended. Reload the page to log in.", true);
+        return; // retrying cannot help
+      }
+      if (response && response.ok) {
+        const data = await response.json();
+        showFigures(data, !first);
+        first = false;
+        setStatus("Live · updated " + new Date().toLocaleTimeString(), false);
+      } else {
+        setStatus("Live updates interrupted (" + (response ? "server error" : "no connection") +
+          "); retrying…", true);
+      }
+      schedule();
+    }
+
+    function schedule() {
+      if (timer === null && !document.hidden) timer = setTimeout(refresh, POLL_MS);
+    }
+
+    document.addEventListener("visibilitychange", () => {
+      if (!document.hidden && timer === null) refresh();
+    });
+    refresh();
+  }
+
+  // --- preview: the worker's rating page with one item; choices are not sent anywhere
+  function startPreview(payload) {
+    const el = (id) => document.getElementById(id);
+    el("query").innerHTML = payload.query_html;
+    if (payload.response_html !== undefined) {
+      el("response").innerHTML = payload.response_html;
+    } else {
+      el("response-a").innerHTML = payload.response_a_html;
+      el("response-b").innerHTML = payload.response_b_html;
+    }
+    el("rating").hidden = false;
+    el("done").hidden = true;
+    el("progress-text").textContent = "Preview";
+
+    const form = el("choice-form");
+    const submit = el("submit");
+    const radios = Array.from(form.querySelectorAll("input[name=value]"));
+    const status = el("status");
+
+    function update() {
+      form.querySelectorAll(".choice").forEach((label) => {
+        label.classList.toggle("selected", label.querySelector("input").checked);
+      });
+      submit.disabled = !radios.some((radio) => radio.checked);
+    }
+
+    function pretendSubmit() {
+      const chosen = radios.find((radio) => radio.checked);
+      if (!chosen) return;
+      const text = chosen.closest(".choice").querySelector(".choice-text").textContent;
+      status.hidden = false;
+      status.className = "status info";
+      status.textContent =
+        "Preview: a worker would now send “" + text + "” (value " + chosen.value +
+        ") and see the next item. Nothing was stored.";
+    }
+
+    form.addEventListener("change", update);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      pretendSubmit();
+    });
+    document.addEventListener("keydown", (event) => {
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
+      if (/^[1-5]$/.test(event.key)) {
+        const radio = radios.find((r) => r.dataset.key === event.key);
+        if (radio) {
+          radio.checked = true;
+          update();
+          event.preventDefault();
+        }
+      } else if (event.key === "Enter" && event.target.tagName !== "A") {
+        event.preventDefault();
+        pretendSubmit();
+      }
+    });
+    update();
+  }
+
+  // --- "… ago" times rendered by the server, in the same words as the live figures
+  document.querySelectorAll("time.ago[datetime]").forEach((node) => {
+    node.textContent = format(node.getAttribute("datetime"), "ago");
+  });
+
+  const livePanel = document.getElementById("live");
+  if (livePanel && livePanel.dataset.progressUrl) startLiveFigures(livePanel);
+  const previewItem = document.getElementById("preview-item");
+  if (previewItem) startPreview(JSON.parse(previewItem.textContent));
+})();
