@@ -5,6 +5,7 @@ from django.urls import path
 from analysis import views
 
 urlpatterns = [
+    path("manage/<slug:slug>/scores", views.upload_scores, name="manage-batch-scores"),
     path("manage/<slug:slug>/report", views.report_page, name="manage-report"),
     path("manage/<slug:slug>/report/run", views.run_analysis, name="manage-report-run"),
     path("manage/<slug:slug>/report.json", views.report_json, name="manage-report-json"),

@@ -40,12 +40,14 @@ from analysis.services.analyses import (
     latest_report,
     validate_settings,
 )
+from analysis.services.scores import import_scores
 from annotation import roles
 from annotation.models import Batch, BatchKind, Item, Job
 from annotation.services.errors import ServiceError
 from annotation.services.exporting import neutralise_formula
+from annotation.services.importing import ImportRejected
 from annotation.services.jobs import job_files_dir, start_job
-from annotation.views.staff_pages import staff_page
+from annotation.views.staff_pages import render_batch_page, staff_page
 
 try:  # written alongside this page; the page works without it
     from analysis.selectors import coverage as score_coverage
@@ -766,3 +768,31 @@ def score_scatter(request: HttpRequest, slug: str) -> HttpResponse:
     response["Content-Security-Policy"] = SCATTER_CSP
     response["Cache-Control"] = "private, max-age=300"
     return response
+
+
+@staff_page(roles.can_analyse)
+@require_POST
+def upload_scores(request: HttpRequest, slug: str) -> HttpResponse:
+    """The batch page's score upload: all or nothing, problems listed on the batch page."""
+    batch = get_object_or_404(Batch, slug=slug)
+    upload = request.FILES.get("file")
+    if upload is None:
+        return render_batch_page(
+            request, batch, score_problems=["Choose a .jsonl or .csv file of scores."]
+        )
+    try:
+        summary = import_scores(upload, filename=upload.name, batch=batch)
+    except ImportRejected as rejected:
+        return render_batch_page(
+            request, batch, score_problems=rejected.problems, score_upload_name=upload.name
+        )
+    except ServiceError as error:
+        return render_batch_page(
+            request, batch, score_problems=[str(error)], score_upload_name=upload.name
+        )
+    messages.success(
+        request,
+        f"Imported {summary.scores_created} scores from {upload.name} "
+        f"({summary.scores_unchanged} already stored; {summary.sources_created} new sources).",
+    )
+    return redirect("manage-batch", slug=batch.slug)

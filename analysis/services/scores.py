@@ -1,13 +1,14 @@
 """Importing model scores from JSONL or CSV, all or nothing (FORMATS.md, "Model scores").
 
-Same approach as the item importer (``annotation.services.importing``, whose reading
-helpers and problem collector are reused): the file is read once, line by line; every
-row is validated and every problem is collected as ``FILE:LINE: field: message`` (the
-first 50 are listed, then "... and K more problems"); only one small entry per distinct
-(source, response/item) is kept. Sources, response ids, item ids and stored scores are
-then looked up in chunks. If anything is wrong, ``ImportRejected`` lists the problems and
-nothing is written; otherwise, in one transaction, the new sources are written with
-``bulk_create`` and the new scores with the item importer's multi-row ``INSERT``.
+Same approach as the item importer (``annotation.services.importing``), with the same
+reading helpers and problem collector (``annotation.services.tabular``): the file is
+read once, line by line; every row is validated and every problem is collected as
+``FILE:LINE: field: message`` (the first 50 are listed, then "... and K more
+problems"); only one small entry per distinct (source, response/item) is kept. Sources,
+response ids, item ids and stored scores are then looked up in chunks. If anything is
+wrong, ``ImportRejected`` lists the problems and nothing is written; otherwise, in one
+transaction, the new sources are written with ``bulk_create`` and the new scores with
+``tabular.RowInserter``'s multi-row ``INSERT``.
 
 Rules:
 
@@ -24,9 +25,7 @@ Rules:
 * Other keys are ignored.
 """
 
-import json
 import math
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -36,18 +35,9 @@ from django.utils import timezone
 
 from analysis.models import Score, ScoreKind, ScoreSource
 from annotation.models import Batch, Item, Response
+from annotation.services import tabular
 from annotation.services.errors import InvalidInput
-from annotation.services.importing import (
-    BULK_BATCH_SIZE,
-    ImportRejected,
-    _chunks,
-    _csv_rows,
-    _decoded_lines,
-    _format_of,
-    _Inserter,
-    _json_type,
-    _Problems,
-)
+from annotation.services.tabular import BULK_BATCH_SIZE, ImportRejected, Problems
 
 __all__ = ["ImportRejected", "ScoreImportSummary", "import_scores"]
 
@@ -77,20 +67,8 @@ def import_scores(
     ``batch`` (a ``Batch`` or its slug) is where ``item_id`` values are looked up.
     """
     batch = _resolve_batch(batch)
-    if isinstance(path_or_file, str | os.PathLike):
-        path = os.fspath(path_or_file)
-        name = filename or path
-        fmt = _format_of(name)
-        try:
-            handle = open(path, "rb")
-        except OSError as error:
-            raise InvalidInput("file", f"cannot open {path}: {error.strerror}") from error
-        with handle:
-            plan = _validate(handle, name, fmt, batch)
-    else:
-        name = filename or os.path.basename(str(getattr(path_or_file, "name", "") or "upload"))
-        fmt = _format_of(name)
-        plan = _validate(path_or_file, name, fmt, batch)
+    with tabular.open_source(path_or_file, filename) as (handle, name, fmt):
+        plan = _validate(handle, name, fmt, batch)
     return _write(plan)
 
 
@@ -107,32 +85,12 @@ def _resolve_batch(batch: Batch | str | None) -> Batch | None:
 # --------------------------------------------------------------------------- reading
 
 
-class _CsvLayout:
-    """What ``_csv_rows`` needs to check the header: the required columns."""
-
-    required = REQUIRED
-
-
-def _jsonl_rows(handle: IO, problems: _Problems) -> Iterator[tuple[int, dict | None]]:
-    """Like the item importer's, but ``NaN``/``Infinity`` parse (to be named at ``score``)."""
-    for number, text, clean in _decoded_lines(handle, problems):
-        if not clean or not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as error:
-            problems.add(number, "row", f"not valid JSON: {error.msg} at column {error.colno}")
-            yield number, None
-            continue
-        except (ValueError, RecursionError) as error:
-            problems.add(number, "row", f"not valid JSON: {error}")
-            yield number, None
-            continue
-        if not isinstance(row, dict):
-            problems.add(number, "row", f"not a JSON object (found {_json_type(row)})")
-            yield number, None
-            continue
-        yield number, row
+def _jsonl_rows(handle: IO, problems: Problems) -> Iterator[tuple[int, dict | None]]:
+    """Like ``tabular.jsonl_rows``, but ``NaN``/``Infinity`` parse (to be named at
+    ``score``), and a line that is not valid UTF-8 (already a problem) is no record."""
+    for number, text, clean in tabular.decoded_lines(handle, problems):
+        if clean and text.strip():
+            yield number, tabular.json_object(number, text, problems, allow_constants=True)
 
 
 # --------------------------------------------------------------------------- validating
@@ -165,7 +123,7 @@ class _Plan:
 
 
 class _Validator:
-    def __init__(self, problems: _Problems, batch: Batch | None, *, csv_header: bool):
+    def __init__(self, problems: Problems, batch: Batch | None, *, csv_header: bool):
         self.problems = problems
         self.batch = batch
         self.csv_header = csv_header
@@ -229,22 +187,14 @@ class _Validator:
     # -- single values
 
     def _present(self, line: int, row: dict, key: str) -> Any:
-        if key not in row:
-            if not self.csv_header:  # a missing CSV column is reported once, at the header
-                self.problems.add(line, key, "required key is missing")
-            return None
-        value = row[key]
-        if value is None or (isinstance(value, str) and not value.strip()):
-            self.problems.add(line, key, "must not be empty")
-            return None
-        return value
+        return tabular.required_value(self.problems, line, row, key, csv_header=self.csv_header)
 
     def _name(self, line: int, row: dict) -> str | None:
         value = self._present(line, row, "source")
         if value is None:
             return None
         if not isinstance(value, str):
-            self.problems.add(line, "source", f"must be a string, not {_json_type(value)}")
+            self.problems.add(line, "source", f"must be a string, not {tabular.json_type(value)}")
             return None
         return self._checked_string(line, "source", value.strip(), self.name_max)
 
@@ -279,7 +229,7 @@ class _Validator:
             return None
         key, value = next(iter(given.items()))
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            self.problems.add(line, key, f"must be a string, not {_json_type(value)}")
+            self.problems.add(line, key, f"must be a string, not {tabular.json_type(value)}")
             return None
         value = self._checked_string(line, key, str(value).strip(), self.id_max)
         if value is None:
@@ -305,7 +255,7 @@ class _Validator:
                 self.problems.add(line, "score", f"{value.strip()!r} is not a number")
                 return None
         elif isinstance(value, bool) or not isinstance(value, int | float):
-            self.problems.add(line, "score", f"must be a number, not {_json_type(value)}")
+            self.problems.add(line, "score", f"must be a number, not {tabular.json_type(value)}")
             return None
         else:
             try:
@@ -353,10 +303,12 @@ def _shown(value: float) -> str:
 
 
 def _validate(handle: IO, name: str, fmt: str, batch: Batch | None) -> _Plan:
-    problems = _Problems(name)
+    problems = Problems(name)
     validator = _Validator(problems, batch, csv_header=fmt == "csv")
     rows = (
-        _jsonl_rows(handle, problems) if fmt == "jsonl" else _csv_rows(handle, problems, _CsvLayout)
+        _jsonl_rows(handle, problems)
+        if fmt == "jsonl"
+        else tabular.csv_rows(handle, problems, REQUIRED)
     )
     for line, row in rows:
         validator.add(line, row)
@@ -374,8 +326,8 @@ def _validate(handle: IO, name: str, fmt: str, batch: Batch | None) -> _Plan:
     return _Plan(name=name, sources=sources, scores=scores)
 
 
-def _check_sources(sources: dict[str, _SourceEntry], problems: _Problems) -> None:
-    for chunk in _chunks(sources):
+def _check_sources(sources: dict[str, _SourceEntry], problems: Problems) -> None:
+    for chunk in tabular.chunks(sources):
         for name, pk, kind in ScoreSource.objects.filter(name__in=chunk).values_list(
             "name", "pk", "kind"
         ):
@@ -391,7 +343,7 @@ def _check_sources(sources: dict[str, _SourceEntry], problems: _Problems) -> Non
 
 
 def _resolve_targets(
-    scores: dict[tuple[str, str, str], _ScoreEntry], batch: Batch | None, problems: _Problems
+    scores: dict[tuple[str, str, str], _ScoreEntry], batch: Batch | None, problems: Problems
 ) -> dict[tuple[str, str], int]:
     """(key, id) -> pk for every response and item id; unknown ones are problems."""
     first_line: dict[tuple[str, str], int] = {}
@@ -401,14 +353,14 @@ def _resolve_targets(
             first_line[target] = entry.line
     found: dict[tuple[str, str], int] = {}
     response_ids = [value for key, value in first_line if key == RESPONSE]
-    for chunk in _chunks(response_ids):
+    for chunk in tabular.chunks(response_ids):
         for response_id, pk in Response.objects.filter(response_id__in=chunk).values_list(
             "response_id", "pk"
         ):
             found[(RESPONSE, response_id)] = pk
     item_ids = [value for key, value in first_line if key == ITEM]
     if batch is not None:
-        for chunk in _chunks(item_ids):
+        for chunk in tabular.chunks(item_ids):
             for item_id, pk in Item.objects.filter(batch=batch, item_id__in=chunk).values_list(
                 "item_id", "pk"
             ):
@@ -429,7 +381,7 @@ def _check_stored_scores(
     sources: dict[str, _SourceEntry],
     scores: dict[tuple[str, str, str], _ScoreEntry],
     targets: dict[tuple[str, str], int],
-    problems: _Problems,
+    problems: Problems,
 ) -> None:
     """Compare with the scores the file's existing sources already gave its targets."""
     by_pk = {entry.pk: name for name, entry in sources.items() if entry.pk is not None}
@@ -437,7 +389,7 @@ def _check_stored_scores(
         return
     for key, column in ((RESPONSE, "response_id"), (ITEM, "item_id")):
         ids_by_pk = {pk: value for (kind, value), pk in targets.items() if kind == key}
-        for chunk in _chunks(ids_by_pk):
+        for chunk in tabular.chunks(ids_by_pk):
             stored = Score.objects.filter(**{f"{column}__in": chunk}).values_list(
                 "source_id", column, "value"
             )
@@ -476,16 +428,16 @@ def _write(plan: _Plan) -> ScoreImportSummary:
                 [ScoreSource(name=name, kind=sources[name].kind) for name in new_sources],
                 batch_size=BULK_BATCH_SIZE,
             )
-            for chunk in _chunks(new_sources):
+            for chunk in tabular.chunks(new_sources):
                 for name, pk in ScoreSource.objects.filter(name__in=chunk).values_list(
                     "name", "pk"
                 ):
                     sources[name].pk = pk
-            for chunk in _chunks(updated):
+            for chunk in tabular.chunks(updated):
                 ScoreSource.objects.filter(pk__in=chunk).update(updated_at=timezone.now())
-            # the item importer's plain multi-row INSERT: bulk_create without building
-            # 100,000 model instances; a concurrent duplicate fails the unique constraints
-            inserter = _Inserter(Score, ["source", "response", "item", "value"])
+            # a plain multi-row INSERT: bulk_create without building 100,000 model
+            # instances; a concurrent duplicate fails the unique constraints
+            inserter = tabular.RowInserter(Score, ["source", "response", "item", "value"])
             for start in range(0, len(new_scores), BULK_BATCH_SIZE):
                 inserter.insert(
                     [
@@ -499,12 +451,7 @@ def _write(plan: _Plan) -> ScoreImportSummary:
                     ]
                 )
     except IntegrityError as error:
-        raise ImportRejected(
-            [
-                f"{plan.name}:1: file: conflicts with data written by a concurrent import "
-                f"(nothing was imported; check the file again and retry): {error}"
-            ]
-        ) from error
+        raise ImportRejected.concurrent_write(plan.name, error) from error
     return ScoreImportSummary(
         sources_created=len(new_sources),
         sources_updated=len(updated),

@@ -8,8 +8,9 @@ item. The ids are then checked against the database in chunks (queries and respo
 are project-wide: the same id with the same text is reused, a different text is an
 error; item ids must be new to the batch). If anything is wrong, ``ImportRejected``
 lists the problems and nothing is written. Otherwise queries, responses and items are
-inserted a thousand rows at a time (see ``_Inserter``) in one transaction that holds
-the batch row's lock.
+inserted a thousand rows at a time (``tabular.RowInserter``) in one transaction that
+holds the batch row's lock. Reading the file, collecting the problems and the insert
+itself are shared with the score importer, in ``annotation.services.tabular``.
 
 Normalisation: ids, ``category`` and ``model`` are stripped of surrounding whitespace
 (numbers are accepted as ids and turned into strings); query and response texts are
@@ -18,38 +19,31 @@ becomes ``[4]``). Keys that are not part of the batch kind's format go into
 ``Item.metadata`` unchanged (CSV cells stay strings).
 """
 
-import csv
-import heapq
 import json
-import os
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
-from django.db.models.constants import OnConflict
 
 from annotation.models import Batch, BatchKind, BatchState, Item, Query, Response, label_values
-from annotation.services.errors import Conflict, InvalidInput, NotFound, ServiceError
+from annotation.services.errors import Conflict, NotFound
 from annotation.services.locking import lock_rows
 
-MAX_LISTED_PROBLEMS = 50
-CHUNK = 1000
-BULK_BATCH_SIZE = 1000
-UTF8_BOM = b"\xef\xbb\xbf"
-SUPPORTED_FORMATS = {".jsonl": "jsonl", ".csv": "csv"}
-
-# Response texts can be long; the csv module's default limit (128 KiB) is too small.
-csv.field_size_limit(max(csv.field_size_limit(), 64 * 1024 * 1024))
-
-
-class ImportRejected(ServiceError):
-    """The file was rejected whole; ``problems`` lists ``FILE:LINE: field: message``."""
-
-    def __init__(self, problems: list[str]):
-        super().__init__("\n".join(problems))
-        self.problems = problems
+# ImportRejected lives in tabular; callers keep importing it from here
+from annotation.services.tabular import (
+    BULK_BATCH_SIZE,
+    ImportRejected,
+    Problems,
+    RowInserter,
+    chunks,
+    csv_rows,
+    json_type,
+    jsonl_rows,
+    open_source,
+    reject_json_constant,
+    required_value,
+)
 
 
 @dataclass(frozen=True)
@@ -100,165 +94,9 @@ def import_items(batch: Batch, path_or_file, *, filename: str | None = None) -> 
     if current_state == BatchState.CLOSED:
         raise Conflict(f"state: batch {batch.slug!r} is closed and accepts no more items")
 
-    if isinstance(path_or_file, str | os.PathLike):
-        path = os.fspath(path_or_file)
-        name = filename or path
-        fmt = _format_of(name)
-        try:
-            handle = open(path, "rb")
-        except OSError as error:
-            raise InvalidInput("file", f"cannot open {path}: {error.strerror}") from error
-        with handle:
-            plan = _validate(batch, handle, name, fmt)
-    else:
-        name = filename or os.path.basename(str(getattr(path_or_file, "name", "") or "upload"))
-        fmt = _format_of(name)
-        plan = _validate(batch, path_or_file, name, fmt)
+    with open_source(path_or_file, filename) as (handle, name, fmt):
+        plan = _validate(batch, handle, name, fmt)
     return _write(batch, plan)
-
-
-def _format_of(name: str) -> str:
-    extension = os.path.splitext(name)[1].lower()
-    fmt = SUPPORTED_FORMATS.get(extension)
-    if fmt is None:
-        found = f"{extension!r}" if extension else "no extension"
-        raise ImportRejected(
-            [f"{name}:1: file: unsupported file type ({found}); use .jsonl or .csv"]
-        )
-    return fmt
-
-
-# --------------------------------------------------------------------------- problems
-
-
-class _Problems:
-    """Counts every problem, keeps the first ``MAX_LISTED_PROBLEMS`` by line number."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.count = 0
-        self._heap: list[tuple[int, int, str]] = []  # max-heap on (line, seq), negated
-
-    def add(self, line: int, field: str, message: str) -> None:
-        self.count += 1
-        entry = (-line, -self.count, f"{self.name}:{line}: {field}: {message}")
-        if len(self._heap) < MAX_LISTED_PROBLEMS:
-            heapq.heappush(self._heap, entry)
-        elif entry > self._heap[0]:
-            heapq.heapreplace(self._heap, entry)
-
-    def lines(self) -> list[str]:
-        listed = [text for _, _, text in sorted(self._heap, reverse=True)]
-        if self.count > len(listed):
-            more = self.count - len(listed)
-            listed.append(f"... and {more} more problem{'s' if more != 1 else ''}")
-        return listed
-
-
-# --------------------------------------------------------------------------- reading
-
-
-def _raw_lines(handle: IO) -> Iterator[bytes | str]:
-    """Physical lines, split on ``\\n`` only (a ``\\r`` inside a CSV field stays put)."""
-    readline = handle.readline
-    while True:
-        line = readline()
-        if not line:
-            return
-        yield line
-
-
-def _decoded_lines(handle: IO, problems: _Problems) -> Iterator[tuple[int, str, bool]]:
-    """(line number, text, decoded cleanly) for each physical line."""
-    for number, raw in enumerate(_raw_lines(handle), 1):
-        if isinstance(raw, str):  # a text-mode file object: already decoded
-            yield number, (raw[1:] if number == 1 and raw.startswith("\ufeff") else raw), True
-            continue
-        if number == 1 and raw.startswith(UTF8_BOM):
-            raw = raw[len(UTF8_BOM) :]
-        try:
-            yield number, raw.decode("utf-8"), True
-        except UnicodeDecodeError as error:
-            problems.add(
-                number,
-                "encoding",
-                f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at byte {error.start + 1} "
-                "of the line); save the file as UTF-8",
-            )
-            yield number, raw.decode("utf-8", "replace"), False
-
-
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not allowed")
-
-
-def _jsonl_rows(handle: IO, problems: _Problems) -> Iterator[tuple[int, Any]]:
-    for number, text, clean in _decoded_lines(handle, problems):
-        if not clean:
-            yield number, None  # reported by _decoded_lines
-            continue
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text, parse_constant=_reject_constant)
-        except json.JSONDecodeError as error:
-            problems.add(number, "row", f"not valid JSON: {error.msg} at column {error.colno}")
-            yield number, None
-            continue
-        except (ValueError, RecursionError) as error:
-            problems.add(number, "row", f"not valid JSON: {error}")
-            yield number, None
-            continue
-        if not isinstance(row, dict):
-            problems.add(number, "row", f"not a JSON object (found {_json_type(row)})")
-            yield number, None
-            continue
-        yield number, row
-
-
-def _csv_rows(
-    handle: IO, problems: _Problems, layout: _Layout
-) -> Iterator[tuple[int, dict | None]]:
-    lines = _decoded_lines(handle, problems)
-    reader = csv.reader(text for _, text, _ in lines)
-    header: list[str] | None = None
-    consumed = 0  # physical lines the reader had consumed before the current record
-    while True:
-        start = consumed + 1
-        try:
-            fields = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as error:
-            consumed = reader.line_num
-            problems.add(start, "row", f"not valid CSV: {error}")
-            yield start, None
-            continue
-        consumed = reader.line_num
-        if not fields:  # a blank line
-            continue
-        if header is None:
-            header = [column.strip() for column in fields]
-            _check_header(header, layout, problems)
-            continue
-        if len(fields) != len(header):
-            problems.add(
-                start, "row", f"expected {len(header)} fields as in the header, found {len(fields)}"
-            )
-            yield start, None
-            continue
-        yield start, {column: value for column, value in zip(header, fields, strict=True) if column}
-
-
-def _check_header(header: list[str], layout: _Layout, problems: _Problems) -> None:
-    seen: set[str] = set()
-    for column in header:
-        if column and column in seen:
-            problems.add(1, "header", f"column {column!r} appears more than once")
-        seen.add(column)
-    for key in layout.required:
-        if key not in seen:
-            problems.add(1, key, "required column is missing from the header")
 
 
 # --------------------------------------------------------------------------- validating
@@ -292,7 +130,7 @@ class _Plan:
 
 
 class _Validator:
-    def __init__(self, batch: Batch, problems: _Problems, *, csv_header: bool):
+    def __init__(self, batch: Batch, problems: Problems, *, csv_header: bool):
         self.batch = batch
         self.layout = LAYOUTS[batch.kind]
         self.labels = label_values(batch.kind)
@@ -387,22 +225,14 @@ class _Validator:
 
     def _present(self, line: int, row: dict, key: str) -> Any:
         """The value, or None after reporting that a required key is missing or empty."""
-        if key not in row:
-            if not self.csv_header:
-                self.problems.add(line, key, "required key is missing")
-            return None
-        value = row[key]
-        if value is None or (isinstance(value, str) and not value.strip()):
-            self.problems.add(line, key, "must not be empty")
-            return None
-        return value
+        return required_value(self.problems, line, row, key, csv_header=self.csv_header)
 
     def _identifier(self, line: int, row: dict, key: str) -> str | None:
         value = self._present(line, row, key)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            self.problems.add(line, key, f"must be a string, not {_json_type(value)}")
+            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
             return None
         value = str(value).strip()
         return self._checked_string(line, key, value, self.id_max)
@@ -412,7 +242,7 @@ class _Validator:
         if value is None:
             return None
         if not isinstance(value, str):
-            self.problems.add(line, key, f"must be a string, not {_json_type(value)}")
+            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
             return None
         return self._checked_string(line, key, value, None)
 
@@ -421,7 +251,7 @@ class _Validator:
         if value is None:
             return ""
         if not isinstance(value, str):
-            self.problems.add(line, key, f"must be a string, not {_json_type(value)}")
+            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
             return None
         return self._checked_string(line, key, value.strip(), self.short_max)
 
@@ -441,7 +271,7 @@ class _Validator:
             if not value.strip():
                 return None
             try:
-                value = json.loads(value, parse_constant=_reject_constant)
+                value = json.loads(value, parse_constant=reject_json_constant)
             except (ValueError, RecursionError):
                 self.problems.add(
                     line, "gold", f"{value.strip()!r} is not an integer or a list of integers"
@@ -497,42 +327,13 @@ def _unstorable_json(value: Any) -> str | None:
     return None
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, int | float):
-        return "a number"
-    return "a string"
-
-
-def _chunks(keys: Iterable[str]) -> Iterator[list[str]]:
-    size = CHUNK
-    limit = connection.features.max_query_params
-    if limit:
-        size = min(size, limit - 10)
-    chunk: list[str] = []
-    for key in keys:
-        chunk.append(key)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def _validate(batch: Batch, handle: IO, name: str, fmt: str) -> _Plan:
-    problems = _Problems(name)
+    problems = Problems(name)
     validator = _Validator(batch, problems, csv_header=fmt == "csv")
     rows = (
-        _jsonl_rows(handle, problems)
+        jsonl_rows(handle, problems)
         if fmt == "jsonl"
-        else _csv_rows(handle, problems, validator.layout)
+        else csv_rows(handle, problems, validator.layout.required)
     )
     for line, row in rows:
         validator.add(line, row)
@@ -540,7 +341,7 @@ def _validate(batch: Batch, handle: IO, name: str, fmt: str) -> _Plan:
         problems.add(1, "file", "contains no items")
 
     queries, responses = validator.queries, validator.responses
-    for chunk in _chunks(queries):
+    for chunk in chunks(queries):
         for query_id, pk, text in Query.objects.filter(query_id__in=chunk).values_list(
             "query_id", "pk", "text"
         ):
@@ -552,7 +353,7 @@ def _validate(batch: Batch, handle: IO, name: str, fmt: str) -> _Plan:
                     f"{query_id!r} already exists in the database with a different text",
                 )
             entry.pk = pk
-    for chunk in _chunks(responses):
+    for chunk in chunks(responses):
         existing = Response.objects.filter(response_id__in=chunk).values_list(
             "response_id", "pk", "text", "query__query_id"
         )
@@ -574,7 +375,7 @@ def _validate(batch: Batch, handle: IO, name: str, fmt: str) -> _Plan:
                 )
             entry.pk = pk
     item_lines = validator.item_lines
-    for chunk in _chunks(item_lines):
+    for chunk in chunks(item_lines):
         for item_id in Item.objects.filter(batch=batch, item_id__in=chunk).values_list(
             "item_id", flat=True
         ):
@@ -600,12 +401,7 @@ def _write(batch: Batch, plan: _Plan) -> ImportSummary:
             responses_created = _create_responses(plan)
             items_created = _create_items(locked, plan)
     except IntegrityError as error:
-        raise ImportRejected(
-            [
-                f"{plan.name}:1: file: conflicts with data written by a concurrent import "
-                f"(nothing was imported; check the file again and retry): {error}"
-            ]
-        ) from error
+        raise ImportRejected.concurrent_write(plan.name, error) from error
     return ImportSummary(
         items_created=items_created,
         queries_created=queries_created,
@@ -622,65 +418,11 @@ def _concurrent_change(plan: _Plan, line: int, field: str, value: str) -> Import
     )
 
 
-class _Inserter:
-    """``INSERT`` of many rows, ``BULK_BATCH_SIZE`` at a time, without model instances.
-
-    This is what ``bulk_create`` does, minus building a model instance and compiling
-    SQL for every row, which dominated the time of a 100,000-row import. Values are
-    still prepared by the model fields (``get_db_prep_save``), so JSON is stored exactly
-    as the ORM stores it. PostgreSQL gets one ``INSERT ... SELECT * FROM unnest(%s, ...)``
-    per chunk, one array parameter per column (a statement with thousands of
-    placeholders costs the driver more to parse than the round trips it saves);
-    SQLite and others get ``executemany`` of a one-row ``INSERT``.
-    """
-
-    def __init__(self, model, field_names: list[str], *, ignore_conflicts: bool = False):
-        ops = connection.ops
-        self.fields = [model._meta.get_field(name) for name in field_names]
-        on_conflict = OnConflict.IGNORE if ignore_conflicts else None
-        columns = ", ".join(ops.quote_name(field.column) for field in self.fields)
-        head = (
-            f"{ops.insert_statement(on_conflict=on_conflict)} "
-            f"{ops.quote_name(model._meta.db_table)} ({columns})"
-        )
-        tail = ops.on_conflict_suffix_sql(self.fields, on_conflict, None, None)
-        self.by_columns = connection.vendor == "postgresql"
-        if self.by_columns:
-            arrays = ", ".join(f"%s::{field.cast_db_type(connection)}[]" for field in self.fields)
-            self.sql = f"{head} SELECT * FROM unnest({arrays}) {tail}".strip()
-        else:
-            placeholders = ", ".join(["%s"] * len(self.fields))
-            self.sql = f"{head} VALUES ({placeholders}) {tail}".strip()
-        self.json_positions = [
-            index
-            for index, field in enumerate(self.fields)
-            if field.get_internal_type() == "JSONField"
-        ]
-
-    def insert(self, rows: list[list]) -> int:
-        """Insert the rows; the number the database reports inserted (-1: not known)."""
-        for index in self.json_positions:
-            field = self.fields[index]
-            for row in rows:
-                row[index] = field.get_db_prep_save(row[index], connection)
-        inserted = 0
-        with connection.cursor() as cursor:
-            for start in range(0, len(rows), BULK_BATCH_SIZE):
-                chunk = rows[start : start + BULK_BATCH_SIZE]
-                if self.by_columns:
-                    cursor.execute(self.sql, [list(column) for column in zip(*chunk, strict=True)])
-                else:
-                    cursor.executemany(self.sql, chunk)
-                count = cursor.rowcount
-                inserted = -1 if inserted < 0 or count is None or count < 0 else inserted + count
-        return inserted
-
-
 def _create_queries(plan: _Plan) -> int:
     new = sorted(query_id for query_id, entry in plan.queries.items() if entry.pk is None)
     # a query created meanwhile by another import is fine if its text is the same
-    inserter = _Inserter(Query, ["query_id", "text", "category"], ignore_conflicts=True)
-    for chunk in _chunks(new):
+    inserter = RowInserter(Query, ["query_id", "text", "category"], ignore_conflicts=True)
+    for chunk in chunks(new):
         entries = [plan.queries[query_id] for query_id in chunk]
         inserted = inserter.insert(
             [
@@ -702,8 +444,10 @@ def _create_queries(plan: _Plan) -> int:
 
 def _create_responses(plan: _Plan) -> int:
     new = sorted(rid for rid, entry in plan.responses.items() if entry.pk is None)
-    inserter = _Inserter(Response, ["response_id", "query", "model", "text"], ignore_conflicts=True)
-    for chunk in _chunks(new):
+    inserter = RowInserter(
+        Response, ["response_id", "query", "model", "text"], ignore_conflicts=True
+    )
+    for chunk in chunks(new):
         entries = [plan.responses[response_id] for response_id in chunk]
         inserted = inserter.insert(
             [
@@ -730,7 +474,7 @@ def _create_items(batch: Batch, plan: _Plan) -> int:
     position = 0 if highest is None else highest + 1
     pairwise = batch.kind == BatchKind.PAIRWISE
     queries, responses = plan.queries, plan.responses
-    inserter = _Inserter(
+    inserter = RowInserter(
         Item,
         [
             "batch",

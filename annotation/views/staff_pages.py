@@ -97,6 +97,7 @@ def _abilities(user) -> dict[str, bool]:
         "can_manage": roles.can_manage_batches(user),
         "can_manage_annotators": roles.can_manage_annotators(user),
         "can_export": roles.can_export(user),
+        "can_analyse": roles.can_analyse(user),
     }
 
 
@@ -313,7 +314,14 @@ def _state_actions(batch: Batch) -> list[dict]:
 
 
 def _batch_page(
-    request: HttpRequest, batch: Batch, *, problems=None, upload_name="", status=200
+    request: HttpRequest,
+    batch: Batch,
+    *,
+    problems=None,
+    upload_name="",
+    score_problems=None,
+    score_upload_name="",
+    status=200,
 ) -> HttpResponse:
     figures = selectors.batch_dashboard(batch)
     context = {
@@ -328,6 +336,8 @@ def _batch_page(
         "consent_html": render_markdown(batch.consent_text),
         "problems": problems or [],
         "upload_name": upload_name,
+        "score_problems": score_problems or [],
+        "score_upload_name": score_upload_name,
         **_abilities(request.user),
     }
     return render(request, "annotation/staff/batch_detail.html", context, status=status)
@@ -337,6 +347,11 @@ def _batch_page(
 @require_GET
 def batch_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return _batch_page(request, get_object_or_404(Batch, slug=slug))
+
+
+def render_batch_page(request: HttpRequest, batch: Batch, **problems) -> HttpResponse:
+    """The batch page with an upload's problems listed (used by the score upload too)."""
+    return _batch_page(request, batch, status=400, **problems)
 
 
 @staff_page(roles.can_manage_batches)

@@ -723,3 +723,50 @@ def test_a_concurrent_import_of_the_same_scores_rejects_the_later_one(tmp_path, 
         "race.jsonl:1: file: conflicts with data written by a concurrent import"
     )
     assert counts() == before
+
+
+# --------------------------------------------------------------------------- batch page upload
+
+
+def _staff_client(role: str):
+    user = User.objects.create_user(f"page-{role}", password="pw", is_staff=True)
+    user.groups.add(Group.objects.get(name=role))
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _page_file(name: str, content: str):
+    return SimpleUploadedFile(name, content.encode(), content_type="application/octet-stream")
+
+
+def test_batch_page_offers_score_upload_and_report_link():
+    batch = make_batch()
+    page = _staff_client("researcher").get(f"/manage/{batch.slug}/")
+    assert page.status_code == 200
+    assert f'action="/manage/{batch.slug}/scores"'.encode() in page.content
+    assert f'href="/manage/{batch.slug}/report"'.encode() in page.content
+
+
+def test_batch_page_score_upload_imports_or_lists_problems():
+    batch = make_batch(n_items=2)
+    client = _staff_client("researcher")
+    response_id = batch.items.first().response.response_id
+    row = {"source": "rm", "kind": "reward_model", "response_id": response_id, "score": 1.5}
+    good = json.dumps(row) + "\n"
+    done = client.post(f"/manage/{batch.slug}/scores", {"file": _page_file("s.jsonl", good)})
+    assert done.status_code == 302 and Score.objects.count() == 1
+    bad = '{"source": "rm", "kind": "reward_model", "response_id": "nope", "score": 1}\n'
+    rejected = client.post(f"/manage/{batch.slug}/scores", {"file": _page_file("bad.jsonl", bad)})
+    assert rejected.status_code == 400
+    assert b"bad.jsonl:1: response_id:" in rejected.content
+    assert Score.objects.count() == 1
+
+
+def test_batch_page_score_upload_needs_the_analysis_role():
+    batch = make_batch()
+    nobody = User.objects.create_user("nobody", password="pw")
+    client = Client()
+    client.force_login(nobody)
+    response = client.post(f"/manage/{batch.slug}/scores", {"file": _page_file("s.jsonl", "")})
+    assert response.status_code == 403

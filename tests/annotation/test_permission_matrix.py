@@ -1,16 +1,19 @@
-"""Every researcher/admin API endpoint against four callers, one expected status per cell.
+"""Every researcher/admin API endpoint and staff page against four callers.
 
-Callers: anonymous, a crowdworker's browser session, a researcher's token, an admin's
-token. Crowdworkers hold no staff permission, so they get what anonymous gets.
+Callers: anonymous, a crowdworker's browser session, a researcher, an admin (a token for
+the API, a logged-in session for the pages); one expected status per cell. Crowdworkers
+hold no staff permission, so they get what anonymous gets.
 """
 
 import io
+import json
 
 import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
+from annotation.models import Job
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from tests.factories import make_batch, make_participant
@@ -20,11 +23,14 @@ pytestmark = pytest.mark.django_db
 ANON, WORKER, RESEARCHER, ADMIN = "anonymous", "crowdworker", "researcher", "admin"
 
 
-def _staff_client(role: str) -> Client:
+def _staff_clients(role: str) -> tuple[Client, Client]:
+    """(token client for the API, logged-in browser session for the pages)."""
     user = User.objects.create_user(f"{role}-user", password="pw", is_staff=True)
     user.groups.add(Group.objects.get(name=role))
     key = Token.objects.create(user=user).key
-    return Client(HTTP_AUTHORIZATION=f"Token {key}")
+    session = Client()
+    session.force_login(user)
+    return Client(HTTP_AUTHORIZATION=f"Token {key}"), session
 
 
 @pytest.fixture
@@ -35,13 +41,17 @@ def setting():
     submit_label(person.annotator, outcome.assignment.pk, 3, 10)
     worker = Client()
     worker.get("/work/matrix/", {"worker": "session-worker"})
-    clients = {
+    researcher_api, researcher_pages = _staff_clients(RESEARCHER)
+    admin_api, admin_pages = _staff_clients(ADMIN)
+    clients = {ANON: Client(), WORKER: worker, RESEARCHER: researcher_api, ADMIN: admin_api}
+    page_clients = {
         ANON: Client(),
         WORKER: worker,
-        RESEARCHER: _staff_client(RESEARCHER),
-        ADMIN: _staff_client(ADMIN),
+        RESEARCHER: researcher_pages,
+        ADMIN: admin_pages,
     }
-    return batch, person.annotator.pseudonym, clients
+    job = Job.objects.create(kind="export", batch=batch, params={})
+    return batch, person.annotator.pseudonym, clients, page_clients, job
 
 
 def items_file():
@@ -51,6 +61,14 @@ def items_file():
     )
     upload = io.BytesIO(line)
     upload.name = "items.jsonl"
+    return upload
+
+
+def scores_file(batch):
+    response_id = batch.items.first().response.response_id
+    row = {"source": "rm", "kind": "reward_model", "response_id": response_id, "score": 1}
+    upload = io.BytesIO((json.dumps(row) + "\n").encode())
+    upload.name = "scores.jsonl"
     return upload
 
 
@@ -71,17 +89,46 @@ MATRIX = [
     ("post", "/api/v1/batches/matrix/annotators/PSEUDONYM/include", None,
      (DENIED, DENIED, DENIED, 200)),
     ("get", "/api/schema/", None, (DENIED, DENIED, 200, 200)),
+    ("get", "/api/docs/", None, (DENIED, DENIED, 200, 200)),
+    ("get", "/api/v1/batches/matrix/export?layout=dense&format=csv", None,
+     (DENIED, DENIED, 200, 200)),
+    ("post", "/api/v1/batches/matrix/export-jobs", {"layout": "long", "format": "jsonl"},
+     (DENIED, DENIED, 202, 202)),
+    ("get", "/api/v1/jobs/JOB", None, (DENIED, DENIED, 200, 200)),
+    ("get", "/api/v1/batches/matrix/score-sources", None, (DENIED, DENIED, 200, 200)),
+    ("post", "/api/v1/scores", "SCORES", (DENIED, DENIED, 201, 201)),
+    ("post", "/api/v1/batches/matrix/analyses", {"bootstrap": 10}, (DENIED, DENIED, 202, 202)),
+    ("get", "/api/v1/batches/matrix/report", None, (DENIED, DENIED, 404, 404)),
 ]  # fmt: skip
+
+LOGIN = 302  # pages send anonymous visitors (and crowdworkers: no login) to the login page
+PAGES = [
+    ("get", "/manage/", (LOGIN, LOGIN, 200, 200)),
+    ("get", "/manage/new", (LOGIN, LOGIN, DENIED, 200)),
+    ("get", "/manage/matrix/", (LOGIN, LOGIN, 200, 200)),
+    ("get", "/manage/matrix/edit", (LOGIN, LOGIN, DENIED, 200)),
+    ("get", "/manage/matrix/preview", (LOGIN, LOGIN, 200, 200)),
+    ("get", "/manage/matrix/annotators", (LOGIN, LOGIN, 200, 200)),
+    ("post", "/manage/matrix/state", (LOGIN, LOGIN, DENIED, 302)),
+    ("post", "/manage/matrix/items", (LOGIN, LOGIN, DENIED, 400)),
+    ("post", "/manage/matrix/annotators/PSEUDONYM/exclude", (LOGIN, LOGIN, DENIED, 302)),
+    ("post", "/manage/matrix/scores", (LOGIN, LOGIN, 400, 400)),
+    ("get", "/manage/matrix/report", (LOGIN, LOGIN, 200, 200)),
+    ("get", "/manage/matrix/report.json", (LOGIN, LOGIN, 404, 404)),
+    ("get", "/admin/", (LOGIN, LOGIN, 200, 200)),
+]
 
 
 @pytest.mark.parametrize("method, path, body, expected", MATRIX, ids=[m[1] + m[0] for m in MATRIX])
 def test_permission_matrix(setting, method, path, body, expected):
-    _, pseudonym, clients = setting
-    path = path.replace("PSEUDONYM", pseudonym)
+    batch, pseudonym, clients, _, job = setting
+    path = path.replace("PSEUDONYM", pseudonym).replace("JOB", str(job.pk))
     for caller, status in zip((ANON, WORKER, RESEARCHER, ADMIN), expected, strict=True):
         client = clients[caller]
         if body == "FILE":
             response = client.post(path, {"file": items_file()})
+        elif body == "SCORES":
+            response = client.post(path, {"file": scores_file(batch)})
         elif method == "get":
             response = client.get(path)
         else:
@@ -91,8 +138,19 @@ def test_permission_matrix(setting, method, path, body, expected):
         assert response.status_code == status, (caller, path, response.content[:300])
 
 
+@pytest.mark.parametrize("method, path, expected", PAGES, ids=[p[1] + p[0] for p in PAGES])
+def test_page_permission_matrix(setting, method, path, expected):
+    _, pseudonym, _, clients, _ = setting
+    path = path.replace("PSEUDONYM", pseudonym)
+    for caller, status in zip((ANON, WORKER, RESEARCHER, ADMIN), expected, strict=True):
+        response = getattr(clients[caller], method)(path)
+        assert response.status_code == status, (caller, path, response.content[:300])
+        if status == LOGIN and caller in (ANON, WORKER):
+            assert "login" in response["Location"]
+
+
 def test_researcher_does_not_see_platform_ids(setting):
-    _, _, clients = setting
+    _, _, clients, _, _ = setting
     rows = clients[RESEARCHER].get("/api/v1/batches/matrix/annotators").json()
     assert rows and all("platform_id" not in row for row in rows)
     admin_rows = clients[ADMIN].get("/api/v1/batches/matrix/annotators").json()
@@ -100,7 +158,7 @@ def test_researcher_does_not_see_platform_ids(setting):
 
 
 def test_upload_rejection_lists_file_line_field(setting):
-    _, _, clients = setting
+    _, _, clients, _, _ = setting
     upload = io.BytesIO(b'{"item_id": "x", "query_id": "q"}\nnot json\n')
     upload.name = "bad.jsonl"
     response = clients[ADMIN].post("/api/v1/batches/matrix/items", {"file": upload})
@@ -111,7 +169,7 @@ def test_upload_rejection_lists_file_line_field(setting):
 
 
 def test_n_below_what_items_hold_is_a_409(setting):
-    _, _, clients = setting
+    _, _, clients, _, _ = setting
     response = clients[ADMIN].patch(
         "/api/v1/batches/matrix/", data={"annotations_per_item": 0}, content_type="application/json"
     )

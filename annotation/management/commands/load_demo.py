@@ -69,7 +69,10 @@ class Command(BaseCommand):
         self.stdout.write(
             f"  {base_url}/work/demo-absolute/?PROLIFIC_PID=p123&STUDY_ID=s1&SESSION_ID=x1"
         )
-        self.stdout.write(f"Admin: {base_url}/admin/  user 'admin'  password {password}")
+        self.stdout.write(
+            f"Staff pages: {base_url}/manage/  (Django admin: {base_url}/admin/)  "
+            f"user 'admin'  password {password}"
+        )
 
     def _ensure_admin(self) -> str:
         User = get_user_model()
