@@ -8,6 +8,7 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         import annotation.services.export_jobs  # noqa: F401  (registers the "export" job runner)
+        import annotation.services.import_jobs  # noqa: F401  (registers the "import" job runner)
         from annotation.roles import ensure_roles
 
         post_migrate.connect(ensure_roles, dispatch_uid="annotation.ensure_roles")

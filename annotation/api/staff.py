@@ -14,12 +14,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import roles, selectors
+from annotation.api.jobs import job_payload
 from annotation.api.permissions import CanManageAnnotators, CanManageBatches, CanViewBatches
 from annotation.models import Annotator, Batch
 from annotation.services import annotators as annotator_services
 from annotation.services import batches as batch_services
 from annotation.services.errors import InvalidInput
+from annotation.services.import_jobs import save_upload
 from annotation.services.importing import import_items
+from annotation.services.jobs import start_job
 
 
 class BatchSerializer(serializers.ModelSerializer):
@@ -119,6 +122,30 @@ class BatchItemsView(APIView):
             raise InvalidInput("file", "attach the items file as 'file' (multipart/form-data)")
         summary = import_items(_batch(slug), upload, filename=upload.name)
         return Response(dataclasses.asdict(summary), status=status.HTTP_201_CREATED)
+
+
+class ImportJobView(APIView):
+    """Upload items as a background job (for big files); poll the job for the outcome.
+
+    The job fails with ``result.problems`` listing every ``FILE:LINE: field: message``
+    when the file is rejected; nothing is imported then.
+    """
+
+    permission_classes = [CanManageBatches]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request={"multipart/form-data": ItemUpload}, responses={202: dict})
+    def post(self, request, slug: str):
+        batch = _batch(slug)
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise InvalidInput("file", "attach the items file as 'file' (multipart/form-data)")
+        stored = save_upload(upload, upload.name)
+        job = start_job(
+            "import", batch, {"stored_file": stored, "filename": upload.name}, request.user
+        )
+        job.refresh_from_db()
+        return Response(job_payload(request, job), status=status.HTTP_202_ACCEPTED)
 
 
 class BatchProgressView(APIView):

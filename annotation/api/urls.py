@@ -15,6 +15,7 @@ urlpatterns = [
     path("batches/<slug:slug>/", staff.BatchDetailView.as_view(), name="api-batch"),
     path("batches/<slug:slug>/state", staff.BatchStateView.as_view(), name="api-batch-state"),
     path("batches/<slug:slug>/items", staff.BatchItemsView.as_view(), name="api-batch-items"),
+    path("batches/<slug:slug>/import-jobs", staff.ImportJobView.as_view(), name="api-import-jobs"),
     path(
         "batches/<slug:slug>/progress", staff.BatchProgressView.as_view(), name="api-batch-progress"
     ),

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Batch, Job
+from annotation.services.errors import ServiceError
 
 Runner = Callable[[Job, "JobProgress"], tuple[dict, str]]
 _RUNNERS: dict[str, Runner] = {}
@@ -84,11 +85,11 @@ def run_job(job_id: str) -> Job:
     job.save(update_fields=["state", "started_at"])
     try:
         result, result_path = _RUNNERS[job.kind](job, JobProgress(job))
+    except ServiceError as error:  # the user's input was refused: say why, no traceback
+        _record_failure(job, str(error), getattr(error, "problems", None))
+        return job
     except Exception as error:  # recorded for the user; the traceback goes to the log
-        job.state = Job.State.FAILED
-        job.message = f"{type(error).__name__}: {error}"
-        job.finished_at = timezone.now()
-        job.save(update_fields=["state", "message", "finished_at"])
+        _record_failure(job, f"{type(error).__name__}: {error}", None)
         raise
     job.refresh_from_db(fields=["progress", "total"])
     job.state = Job.State.SUCCEEDED
@@ -99,3 +100,11 @@ def run_job(job_id: str) -> Job:
         job.progress = job.total
     job.save(update_fields=["state", "result", "result_path", "finished_at", "progress"])
     return job
+
+
+def _record_failure(job: Job, message: str, problems: list[str] | None) -> None:
+    job.state = Job.State.FAILED
+    job.message = message
+    job.result = {"problems": problems} if problems else None
+    job.finished_at = timezone.now()
+    job.save(update_fields=["state", "message", "result", "finished_at"])

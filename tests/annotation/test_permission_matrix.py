@@ -82,6 +82,7 @@ MATRIX = [
     ("patch", "/api/v1/batches/matrix/", {"title": "Renamed"}, (DENIED, DENIED, DENIED, 200)),
     ("post", "/api/v1/batches/matrix/state", {"state": "paused"}, (DENIED, DENIED, DENIED, 200)),
     ("post", "/api/v1/batches/matrix/items", "FILE", (DENIED, DENIED, DENIED, 201)),
+    ("post", "/api/v1/batches/matrix/import-jobs", "FILE", (DENIED, DENIED, DENIED, 202)),
     ("get", "/api/v1/batches/matrix/progress", None, (DENIED, DENIED, 200, 200)),
     ("get", "/api/v1/batches/matrix/annotators", None, (DENIED, DENIED, 200, 200)),
     ("post", "/api/v1/batches/matrix/annotators/PSEUDONYM/exclude", None,

@@ -1,0 +1,42 @@
+"""The ``import`` job: a big items file imported in the background.
+
+The upload is first saved to the jobs folder (``save_upload``); the runner then imports
+it with ``import_items`` — the same validation and all-or-nothing write as everywhere —
+and deletes the saved copy. A rejected file fails the job with its problem lines in
+``Job.result["problems"]``.
+"""
+
+import os
+import shutil
+import uuid
+
+from annotation.models import Job
+from annotation.services.importing import import_items
+from annotation.services.jobs import JobProgress, job_files_dir, register_runner
+from annotation.services.tabular import format_of
+
+
+def save_upload(upload, filename: str) -> str:
+    """Store an uploaded file for an import job; returns its name in the jobs folder."""
+    fmt = format_of(filename)  # refuse an unsupported type before storing anything
+    stored = f"upload-{uuid.uuid4().hex}.{fmt}"
+    with open(job_files_dir() / stored, "wb") as target:
+        shutil.copyfileobj(upload, target, length=1024 * 1024)
+    return stored
+
+
+@register_runner("import")
+def run_import(job: Job, progress: JobProgress) -> tuple[dict, str]:
+    stored = job_files_dir() / job.params["stored_file"]
+    try:
+        progress(0, 1, message=f"importing {job.params['filename']}")
+        summary = import_items(job.batch, stored, filename=job.params["filename"])
+    finally:
+        if stored.exists():
+            os.remove(stored)
+    progress(1, 1)
+    return {
+        "items_created": summary.items_created,
+        "queries_created": summary.queries_created,
+        "responses_created": summary.responses_created,
+    }, ""
