@@ -7,6 +7,7 @@ hold no staff permission, so they get what anonymous gets.
 
 import io
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -179,3 +180,10 @@ def test_n_below_what_items_hold_is_a_409(setting):
         "/api/v1/batches/matrix/", data={"annotations_per_item": 1}, content_type="application/json"
     )
     assert response.status_code == 200  # an item holds 1: N = 1 is allowed
+
+
+def test_api_docs_load_their_assets_from_this_server(setting):
+    _, _, _, pages, _ = setting
+    page = pages[ADMIN].get("/api/docs/").content.decode()
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert assets and all(asset.startswith("/static/") for asset in assets), assets
