@@ -473,10 +473,12 @@ def annotator_list(request: HttpRequest, slug: str) -> HttpResponse:
     if not abilities["can_manage_annotators"]:
         for row in rows:  # platform ids identify people: admins only
             row.pop("platform_id")
+    crowd, analysed_at = _crowd_agreement(batch)
     for row in rows:
         row["checks"] = row["attention_checks_passed"] + row["attention_checks_failed"]
         if row["median_duration_ms"] is not None:
             row["median_seconds"] = round(row["median_duration_ms"] / 1000, 1)
+        row["crowd_spearman"] = crowd.get(row["annotator"])
     return render(
         request,
         "annotation/staff/annotators.html",
@@ -484,9 +486,25 @@ def annotator_list(request: HttpRequest, slug: str) -> HttpResponse:
             "batch": batch,
             "rows": rows,
             "n_excluded": sum(row["status"] == "excluded" for row in rows),
+            "analysed_at": analysed_at,
             **abilities,
         },
     )
+
+
+def _crowd_agreement(batch: Batch) -> tuple[dict[str, float | None], object]:
+    """Each annotator's Spearman with the leave-one-out crowd, from the latest analysis.
+
+    Computing it needs every counted label of the batch, so the page shows the figures of
+    the newest finished analysis (and when it ran) rather than recomputing per view.
+    """
+    from analysis.services.analyses import latest_report  # analysis builds on annotation
+
+    found = latest_report(batch)
+    if found is None:
+        return {}, None
+    job, report = found
+    return {e["annotator"]: e.get("crowd_spearman") for e in report["annotators"]}, job.finished_at
 
 
 def _change_participation(request: HttpRequest, slug: str, pseudonym: str, include: bool):

@@ -168,3 +168,26 @@ def test_analysis_job_through_the_api(django_capture_on_commit_callbacks):
     )
     assert bad.status_code == 400 and "bootstrap" in bad.json()["detail"]
     assert Client().post(f"/api/v1/batches/{batch.slug}/analyses").status_code == 403
+
+
+def test_annotator_page_shows_crowd_agreement_of_the_latest_analysis(
+    django_capture_on_commit_callbacks,
+):
+    from annotation.services.jobs import start_job
+
+    batch = make_batch(n_items=8, per_item=4)
+    collect_labels(batch, n_people=5, seed=4)
+    admin = User.objects.create_user("adm", password="pw", is_staff=True)
+    admin.groups.add(Group.objects.get(name="admin"))
+    client = Client()
+    client.force_login(admin)
+    before = client.get(f"/manage/{batch.slug}/annotators").content.decode()
+    assert "run an analysis to see it" in before
+    with django_capture_on_commit_callbacks(execute=True):
+        start_job("analysis", batch, {"bootstrap": 10, "seed": 0}, admin)
+    page = client.get(f"/manage/{batch.slug}/annotators").content.decode()
+    download = client.get(f"/manage/{batch.slug}/report.json")
+    report = json.loads(b"".join(download.streaming_content))
+    shown = [e["crowd_spearman"] for e in report["annotators"] if e["crowd_spearman"] is not None]
+    assert shown and f"{shown[0]:.2f}" in page
+    assert "from the analysis of" in page
