@@ -4,7 +4,7 @@ Nothing here computes statistics; ``analysis.metrics`` takes the arrays. Items a
 import order (``Item.position``), annotators in order of first appearance.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from django.db import connection
@@ -46,28 +46,48 @@ class SourceScores:
     scores: np.ndarray  # (n_items,) float, NaN where the source does not score the item
 
 
-def load_batch(batch: Batch) -> BatchArrays:
-    """Two queries: the items, then the counted labels (ordered by submission)."""
-    pairwise = batch.kind == BatchKind.PAIRWISE
+def load_items(batch: Batch) -> BatchArrays:
+    """One query: the batch's items and their responses, without labels.
+
+    Enough for ``load_scores`` (and the item part of ``load_batch``); the label arrays
+    are empty and there are no annotators.
+    """
     item_rows = list(
         Item.objects.filter(batch=batch)
         .order_by("position")
         .values_list("pk", "item_id", "response_id", "response_a_id", "response_b_id", "gold")
     )
-    item_pks = np.array([row[0] for row in item_rows], dtype=np.int64)
-    if pairwise:
+    if batch.kind == BatchKind.PAIRWISE:
         response_pks = np.array([(row[3], row[4]) for row in item_rows], dtype=np.int64)
         response_pks = response_pks.reshape(len(item_rows), 2)
     else:
         response_pks = np.array([row[2] for row in item_rows], dtype=np.int64)
+    no_labels = np.empty(0, dtype=np.int64)
+    return BatchArrays(
+        slug=batch.slug,
+        kind=batch.kind,
+        label_set=np.array(label_values(batch.kind), dtype=np.int64),
+        item_ids=[row[1] for row in item_rows],
+        item_pks=np.array([row[0] for row in item_rows], dtype=np.int64),
+        response_pks=response_pks,
+        item_index=no_labels,
+        annotator_index=no_labels,
+        value=no_labels,
+        duration_ms=np.empty(0),
+        gold=[_accepted(row[5]) for row in item_rows],
+    )
 
+
+def load_batch(batch: Batch) -> BatchArrays:
+    """Two queries: the items (``load_items``), then the counted labels (by submission)."""
+    items = load_items(batch)
     labels = (
         Label.objects.filter(batch=batch, status=LabelStatus.COUNTED)
         .order_by("submitted_at", "pk")
         .values_list("item_id", "annotator_id", "value", Coalesce("duration_ms", -1))
     )
     columns = _fetch_int_columns(labels, 4)
-    item_index = _index_of(item_pks, columns[0])
+    item_index = _index_of(items.item_pks, columns[0])
     annotator_pks, first_seen, annotator_index = np.unique(
         columns[1], return_index=True, return_inverse=True
     )
@@ -82,19 +102,13 @@ def load_batch(batch: Batch) -> BatchArrays:
     annotators = [pseudonym_of[int(annotator_pks[old])] for old in appearance]
     durations = columns[3].astype(np.float64)
     durations[columns[3] < 0] = np.nan
-    return BatchArrays(
-        slug=batch.slug,
-        kind=batch.kind,
-        label_set=np.array(label_values(batch.kind), dtype=np.int64),
-        item_ids=[row[1] for row in item_rows],
-        item_pks=item_pks,
-        response_pks=response_pks,
+    return replace(
+        items,
         item_index=item_index,
         annotator_index=np.asarray(annotator_index, dtype=np.int64),
         value=columns[2],
         duration_ms=durations,
         annotators=annotators,
-        gold=[_accepted(row[5]) for row in item_rows],
     )
 
 

@@ -7,13 +7,11 @@ full set against the similar-quality and high-disagreement subsets, charts (inli
 three CSV tables). Without a report the page offers "Run analysis", which starts an
 ``analysis`` job and follows its progress through ``/api/v1/jobs/<id>``.
 
-Views stay thin: the report comes from ``analysis.services.analyses.latest_report``; this
-module only arranges it for display and download.
+Views stay thin: they parse the request, fetch the report
+(``analysis.services.analyses.latest_report``) and the live score coverage
+(``analysis.selectors.coverage``), and hand them to ``analysis.presentation``, which turns
+them into the page's rows and the CSV tables; then they render or stream the result.
 """
-
-import csv
-import io
-from collections.abc import Iterable, Iterator
 
 import numpy as np
 from django import forms
@@ -32,8 +30,9 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis import plots
-from analysis.loading import BatchArrays, load_scores
+from analysis import plots, presentation
+from analysis.loading import load_items, load_scores
+from analysis.selectors import coverage as score_coverage
 from analysis.services.analyses import (
     DEFAULT_RESAMPLES,
     MAX_RESAMPLES,
@@ -42,46 +41,15 @@ from analysis.services.analyses import (
 )
 from analysis.services.scores import import_scores
 from annotation import roles
-from annotation.models import Batch, BatchKind, Item, Job
+from annotation.models import Batch, BatchKind, Job
 from annotation.services.errors import ServiceError
-from annotation.services.exporting import neutralise_formula
 from annotation.services.importing import ImportRejected
 from annotation.services.jobs import job_files_dir, start_job
 from annotation.views.staff_pages import render_batch_page, staff_page
 
-try:  # written alongside this page; the page works without it
-    from analysis.selectors import coverage as score_coverage
-except ImportError:  # pragma: no cover - depends on what else is installed
-    score_coverage = None
-
 ITEM_ROWS_SHOWN = 2000
 ANNOTATOR_ROWS_SHOWN = 2000
 CHART_CACHE_SECONDS = 24 * 3600
-CSV_CHUNK_ROWS = 500
-DEFAULT_SUBSETS = {
-    "absolute": {"similar": "tukey_k1.5", "disagree": "top_entropy_10pct"},
-    "pairwise": {"similar": "most_ties_80pct", "disagree": "least_agreement_80pct"},
-}
-KIND_NAMES = {
-    "lm": "Language models",
-    "reward_model": "Reward models",
-    "judge": "LLM judges",
-    "other": "Other sources",
-}
-AGREEMENT_FIGURES = [
-    ("krippendorff_alpha_ordinal", "Krippendorff α (ordinal)", "1 = perfect agreement"),
-    ("krippendorff_alpha_interval", "Krippendorff α (interval)", "1 = perfect agreement"),
-    ("mean_entropy_bits", "Mean entropy (bits)", "over the 5 labels; 0 … log₂5 ≈ 2.32"),
-    ("mean_grouped_entropy_bits", "Mean entropy, 3 groups (bits)", "low / mid / high"),
-    ("mean_gini_impurity", "Mean Gini impurity", "1 − Σ p²"),
-    (
-        "mean_pairwise_annotator_disagreement",
-        "Annotator pairs that differ",
-        "share of pairs on an item",
-    ),
-    ("mean_majority_share", "Outside the top label", "1 − share of the most common label"),
-    ("mean_p_disagree", "Mean p_disagree", "pairwise: share against the majority side"),
-]
 SCATTER_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
@@ -155,176 +123,6 @@ def _report_or_404(batch: Batch) -> tuple[Job, dict]:
     return found
 
 
-def fmt(value, digits: int = 3) -> str:
-    """A number for display: fixed decimals, a real minus sign, ``—`` when missing."""
-    if value is None:
-        return "—"
-    return f"{value:.{digits}f}".replace("-", "−")
-
-
-def _fmt_p(p) -> str:
-    if p is None:
-        return "—"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _ci_text(ci) -> str:
-    return f"[{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""
-
-
-# --------------------------------------------------------------------------- headline table
-
-
-def _subset_choice(request: HttpRequest, name: str, family, default: str) -> str:
-    options = [subset for subset in family.subsets if subset != "full"] if family else []
-    wanted = request.GET.get(name, "")
-    if wanted in options:
-        return wanted
-    if default in options:
-        return default
-    return options[len(options) // 2] if options else ""
-
-
-def _source_cell(entry: dict | None) -> dict:
-    if entry is None:
-        return {"r": "—", "ci": "", "n": "", "reason": "not scored", "missing": True}
-    spearman, pearson = entry.get("spearman"), entry.get("pearson")
-    n = f"n = {entry['n']:,}"
-    if spearman is None:
-        return {
-            "r": "—",
-            "ci": "",
-            "n": n,
-            "reason": entry.get("reason") or "undefined",
-            "missing": True,
-        }
-    title = f"Spearman ρ = {fmt(spearman['r'])}, p {_fmt_p(spearman['p'])}"
-    if pearson is not None:
-        title += f"; Pearson r = {fmt(pearson['r'])} {_ci_text(pearson.get('ci95'))}".rstrip()
-    return {
-        "r": fmt(spearman["r"]),
-        "ci": _ci_text(spearman.get("ci95")),
-        "n": n,
-        "reason": "",
-        "title": title,
-        "missing": False,
-    }
-
-
-def _kind_cell(entry: dict | None, subset_size: int | None) -> dict:
-    if entry is None or entry.get("spearman_mean") is None:
-        return {
-            "r": "—",
-            "ci": "",
-            "n": "",
-            "reason": "no source of this kind is defined here",
-            "missing": True,
-        }
-    sources = entry["n_sources"]
-    n = f"mean of {sources} source{'s' if sources != 1 else ''}"
-    if subset_size is not None:
-        n += f" · {subset_size:,} items"
-    return {
-        "r": fmt(entry["spearman_mean"]),
-        "ci": "",
-        "n": n,
-        "reason": "",
-        "title": f"Pearson r (mean) = {fmt(entry.get('pearson_mean'))}",
-        "missing": False,
-    }
-
-
-def headline_rows(report: dict) -> list[dict]:
-    """One row per source and per kind, with a display cell for every subset."""
-    subsets = list(report.get("subsets", {}))
-    sizes = {name: len(ids) for name, ids in report.get("subsets", {}).items()}
-    by_source: dict[str, dict[str, dict]] = {}
-    kinds_of: dict[str, str] = {}
-    for entry in report.get("correlations", []):
-        by_source.setdefault(entry["source"], {})[entry["subset"]] = entry
-        kinds_of[entry["source"]] = entry["kind"]
-    names = [s["source"] for s in report.get("sources", []) if s["source"] in by_source]
-    names += [name for name in by_source if name not in names]
-    rows = [
-        {
-            "label": name,
-            "kind": kinds_of[name],
-            "kind_name": plots.KIND_NAMES.get(kinds_of[name], kinds_of[name]),
-            "is_kind": False,
-            "cells": {subset: _source_cell(by_source[name].get(subset)) for subset in subsets},
-        }
-        for name in names
-    ]
-    by_kind: dict[str, dict[str, dict]] = {}
-    for entry in report.get("by_kind", []):
-        by_kind.setdefault(entry["kind"], {})[entry["subset"]] = entry
-    for kind, entries in by_kind.items():
-        rows.append(
-            {
-                "label": KIND_NAMES.get(kind, kind),
-                "kind": kind,
-                "kind_name": "",
-                "is_kind": True,
-                "cells": {
-                    subset: _kind_cell(entries.get(subset), sizes.get(subset)) for subset in subsets
-                },
-            }
-        )
-    return rows
-
-
-def _headline(request: HttpRequest, report: dict) -> dict:
-    families = {
-        family.key: family
-        for family in plots.subset_families(report["kind"], report.get("subsets", {}))
-    }
-    defaults = DEFAULT_SUBSETS.get(report["kind"], {})
-    similar = _subset_choice(
-        request, "similar", families.get("similar"), defaults.get("similar", "")
-    )
-    disagree = _subset_choice(
-        request, "disagree", families.get("disagree"), defaults.get("disagree", "")
-    )
-    sizes = {name: len(ids) for name, ids in report.get("subsets", {}).items()}
-    columns = [{"key": "full", "subset": "full", "title": "Full set", "options": []}]
-    for key, chosen, title in [
-        ("similar", similar, "Similar quality"),
-        ("disagree", disagree, "High disagreement"),
-    ]:
-        family = families.get(key)
-        if family is None or not chosen:
-            continue
-        columns.append(
-            {
-                "key": key,
-                "subset": chosen,
-                "title": title,
-                "options": [
-                    {
-                        "value": subset,
-                        "label": f"{subset} ({sizes.get(subset, 0):,} items)",
-                        "selected": subset == chosen,
-                    }
-                    for subset in family.subsets
-                    if subset != "full"
-                ],
-            }
-        )
-    rows = headline_rows(report)
-    first_kind = next((row for row in rows if row["is_kind"]), None)
-    for row in rows:
-        row["first_kind"] = row is first_kind
-        row["shown"] = [
-            {"column": column["key"], **row["cells"][column["subset"]]} for column in columns
-        ]
-    return {
-        "columns": columns,
-        "rows": rows,
-        "data": [row["cells"] for row in rows],
-        "sizes": sizes,
-    }
-
-
 # --------------------------------------------------------------------------- charts
 
 
@@ -340,7 +138,7 @@ def _charts(job: Job, report: dict) -> list[dict]:
 
 def _render_charts(report: dict) -> list[dict]:
     families = plots.subset_families(report["kind"], report.get("subsets", {}))
-    sizes = {name: len(ids) for name, ids in report.get("subsets", {}).items()}
+    sizes = presentation.subset_sizes(report)
     items, pairwise = report.get("items", []), report["kind"] == "pairwise"
     candidates = [
         (
@@ -404,100 +202,6 @@ def _render_charts(report: dict) -> list[dict]:
     return charts
 
 
-def _item_arrays(batch: Batch) -> BatchArrays:
-    """Items and their responses only (no labels): enough for ``load_scores``."""
-    rows = list(
-        Item.objects.filter(batch=batch)
-        .order_by("position")
-        .values_list("pk", "item_id", "response_id", "response_a_id", "response_b_id")
-    )
-    if batch.kind == BatchKind.PAIRWISE:
-        responses = np.array([(r[3], r[4]) for r in rows], dtype=np.int64).reshape(len(rows), 2)
-    else:
-        responses = np.array([r[2] for r in rows], dtype=np.int64)
-    empty = np.empty(0, dtype=np.int64)
-    return BatchArrays(
-        slug=batch.slug,
-        kind=batch.kind,
-        label_set=np.empty(0, dtype=np.int64),
-        item_ids=[r[1] for r in rows],
-        item_pks=np.array([r[0] for r in rows], dtype=np.int64),
-        response_pks=responses,
-        item_index=empty,
-        annotator_index=empty,
-        value=empty,
-        duration_ms=np.empty(0),
-    )
-
-
-# --------------------------------------------------------------------------- tables
-
-
-def _item_rows(report: dict) -> list[dict]:
-    """The first rows of the item table: display text and the raw value to sort by."""
-    keys = ["mean", "std", "entropy_bits"]
-    if report["kind"] == "pairwise":
-        keys += ["agreement", "p_disagree"]
-    return [
-        {
-            "item_id": item["item_id"],
-            "n": item["n"],
-            "counts": " · ".join(str(count) for count in item.get("counts", {}).values()),
-            "cells": [
-                {
-                    "value": "" if item.get(key) is None else repr(item[key]),
-                    "text": fmt(item.get(key)),
-                }
-                for key in keys
-            ],
-        }
-        for item in report.get("items", [])[:ITEM_ROWS_SHOWN]
-    ]
-
-
-def _annotator_rows(report: dict) -> list[dict]:
-    rows = []
-    for entry in report.get("annotators", [])[:ANNOTATOR_ROWS_SHOWN]:
-        median = entry.get("median_duration_ms")
-        passed = entry.get("attention_checks_passed", 0)
-        failed = entry.get("attention_checks_failed", 0)
-        rows.append(
-            {
-                **entry,
-                "median_seconds": None if median is None else round(median / 1000, 1),
-                "checks": passed + failed,
-                "crowd_text": fmt(entry.get("crowd_spearman")),
-                "crowd_p_text": _fmt_p(entry.get("crowd_spearman_p")),
-            }
-        )
-    return rows
-
-
-def _sources(batch: Batch, report: dict) -> tuple[list[dict], bool]:
-    """Score sources with coverage of the batch's items (live), else the report's counts."""
-    if score_coverage is not None:
-        sources = score_coverage(batch)
-        for source in sources:
-            source["coverage_percent"] = 100 * source["coverage"]
-    else:
-        sources = [dict(source) for source in report.get("sources", [])]
-    for source in sources:
-        source["kind_name"] = plots.KIND_NAMES.get(source["kind"], source["kind"])
-    return sources, score_coverage is not None
-
-
-def _agreement(report: dict) -> list[dict]:
-    agreement = report.get("agreement", {})
-    figures = []
-    for key, label, note in AGREEMENT_FIGURES:
-        if key not in agreement:
-            continue
-        if key == "mean_grouped_entropy_bits" and report["kind"] == "pairwise":
-            note = "B / tie / A"
-        figures.append({"key": key, "label": label, "note": note, "value": fmt(agreement[key])})
-    return figures
-
-
 # --------------------------------------------------------------------------- pages
 
 
@@ -520,27 +224,29 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
         **_abilities(request.user),
     }
     if report is not None:
-        sources, live_coverage = _sources(batch, report)
         items = report.get("items", [])
         context.update(
             {
                 "settings": report.get("settings", {}),
-                "headline": _headline(request, report),
+                "headline": presentation.headline(
+                    report,
+                    similar=request.GET.get("similar", ""),
+                    disagree=request.GET.get("disagree", ""),
+                ),
                 "charts": _charts(job, report),
                 "has_scores": bool(report.get("correlations")),
                 "show_scatter": any(
                     c["subset"] == "full" and c["n"] > 0 for c in report.get("correlations", [])
                 ),
-                "agreement": _agreement(report),
-                "sources": sources,
-                "live_coverage": live_coverage,
-                "item_rows": _item_rows(report),
+                "agreement": presentation.agreement(report),
+                "sources": presentation.source_rows(score_coverage(batch)),
+                "item_rows": presentation.item_rows(report, ITEM_ROWS_SHOWN),
                 "n_items_total": len(items),
                 "items_capped": len(items) > ITEM_ROWS_SHOWN,
                 "item_rows_shown": ITEM_ROWS_SHOWN,
                 "label_names": list(items[0]["counts"]) if items else [],
                 "pairwise": report["kind"] == "pairwise",
-                "annotator_rows": _annotator_rows(report),
+                "annotator_rows": presentation.annotator_rows(report, ANNOTATOR_ROWS_SHOWN),
                 "n_annotators_total": len(report.get("annotators", [])),
                 "annotators_capped": len(report.get("annotators", [])) > ANNOTATOR_ROWS_SHOWN,
             }
@@ -613,113 +319,12 @@ def report_json(request: HttpRequest, slug: str) -> FileResponse:
     )
 
 
-def _csv_cell(value):
-    if value is None:
-        return ""
-    return neutralise_formula(value)
-
-
-def _csv_stream(columns: list[str], rows: Iterable[list]) -> Iterator[str]:
-    """CSV text (csv module, CRLF line ends) in chunks of a few hundred rows."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([_csv_cell(column) for column in columns])
-    for index, row in enumerate(rows, start=1):
-        writer.writerow([_csv_cell(value) for value in row])
-        if index % CSV_CHUNK_ROWS == 0:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
-
-
 def _csv_response(batch: Batch, name: str, columns: list[str], rows) -> StreamingHttpResponse:
     response = StreamingHttpResponse(
-        _csv_stream(columns, rows), content_type="text/csv; charset=utf-8"
+        presentation.csv_stream(columns, rows), content_type="text/csv; charset=utf-8"
     )
     response["Content-Disposition"] = f'attachment; filename="{batch.slug}-{name}.csv"'
     return response
-
-
-def item_table(report: dict) -> tuple[list[str], Iterator[list]]:
-    """Columns and rows of items.csv: the per-item figures and subset membership (1/0)."""
-    items = report.get("items", [])
-    labels = list(items[0]["counts"]) if items else []
-    pairwise = report["kind"] == "pairwise"
-    subsets = {name: set(ids) for name, ids in report.get("subsets", {}).items()}
-    columns = ["item_id", "n", *[f"count_{label}" for label in labels]]
-    columns += ["mean", "std", "entropy_bits"]
-    if pairwise:
-        columns += ["agreement", "p_disagree"]
-    columns += [f"in_{name}" for name in subsets]
-
-    def rows():
-        for item in items:
-            row = [item["item_id"], item["n"], *[item["counts"].get(lb) for lb in labels]]
-            row += [item.get("mean"), item.get("std"), item.get("entropy_bits")]
-            if pairwise:
-                row += [item.get("agreement"), item.get("p_disagree")]
-            row += [int(item["item_id"] in members) for members in subsets.values()]
-            yield row
-
-    return columns, rows()
-
-
-CORRELATION_COLUMNS = [
-    "source",
-    "kind",
-    "subset",
-    "n",
-    "spearman_r",
-    "spearman_p",
-    "spearman_ci_low",
-    "spearman_ci_high",
-    "pearson_r",
-    "pearson_p",
-    "pearson_ci_low",
-    "pearson_ci_high",
-    "reason",
-]
-
-
-def correlation_table(report: dict) -> tuple[list[str], Iterator[list]]:
-    def figures(result):
-        if result is None:
-            return [None] * 4
-        ci = result.get("ci95") or [None, None]
-        return [result["r"], result["p"], ci[0], ci[1]]
-
-    def rows():
-        for entry in report.get("correlations", []):
-            yield [
-                entry["source"],
-                entry["kind"],
-                entry["subset"],
-                entry["n"],
-                *figures(entry.get("spearman")),
-                *figures(entry.get("pearson")),
-                entry.get("reason"),
-            ]
-
-    return CORRELATION_COLUMNS, rows()
-
-
-ANNOTATOR_COLUMNS = [
-    "annotator",
-    "n_labels",
-    "n_compared",
-    "crowd_spearman",
-    "crowd_spearman_p",
-    "median_duration_ms",
-    "attention_checks_passed",
-    "attention_checks_failed",
-    "reason",
-]
-
-
-def annotator_table(report: dict) -> tuple[list[str], Iterator[list]]:
-    rows = ([entry.get(column) for column in ANNOTATOR_COLUMNS] for entry in report["annotators"])
-    return ANNOTATOR_COLUMNS, rows
 
 
 @staff_page(roles.can_analyse)
@@ -727,7 +332,7 @@ def annotator_table(report: dict) -> tuple[list[str], Iterator[list]]:
 def items_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
     _, report = _report_or_404(batch)
-    return _csv_response(batch, "items", *item_table(report))
+    return _csv_response(batch, "items", *presentation.item_table(report))
 
 
 @staff_page(roles.can_analyse)
@@ -735,7 +340,7 @@ def items_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
 def correlations_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
     _, report = _report_or_404(batch)
-    return _csv_response(batch, "correlations", *correlation_table(report))
+    return _csv_response(batch, "correlations", *presentation.correlation_table(report))
 
 
 @staff_page(roles.can_analyse)
@@ -743,7 +348,7 @@ def correlations_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
 def annotators_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
     _, report = _report_or_404(batch)
-    return _csv_response(batch, "annotators", *annotator_table(report))
+    return _csv_response(batch, "annotators", *presentation.annotator_table(report))
 
 
 @staff_page(roles.can_analyse)
@@ -752,7 +357,7 @@ def score_scatter(request: HttpRequest, slug: str) -> HttpResponse:
     """Mean human rating (from the report) against each source's current scores, as SVG."""
     batch = get_object_or_404(Batch, slug=slug)
     _, report = _report_or_404(batch)
-    arrays = _item_arrays(batch)
+    arrays = load_items(batch)
     mean_of = {item["item_id"]: item.get("mean") for item in report.get("items", [])}
     means = np.array(
         [np.nan if mean_of.get(i) is None else mean_of[i] for i in arrays.item_ids], dtype=float

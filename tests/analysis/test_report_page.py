@@ -13,8 +13,9 @@ from django.test import Client
 
 from analysis import plots
 from analysis.models import Score, ScoreSource
+from analysis.presentation import CORRELATION_COLUMNS
 from analysis.services.analyses import latest_report
-from analysis.views import CORRELATION_COLUMNS, ITEM_ROWS_SHOWN
+from analysis.views import ITEM_ROWS_SHOWN
 from annotation.models import BatchKind, Item, Job
 from annotation.services.jobs import start_job
 from annotation.services.labelling import submit_label

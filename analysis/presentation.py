@@ -1,0 +1,371 @@
+"""Report dict → rows for the report page and the CSV downloads (ANALYSIS.md).
+
+Pure: these functions take the report JSON of ``analysis.reports`` (and, for the page,
+plain values such as the subset names a visitor picked or how many rows to show) and
+return display rows, figures and CSV tables. No requests, no queries: ``analysis.views``
+parses the request, fetches the report and renders what comes back.
+
+The CSV tables are ``(columns, rows)`` with each row a list in column order;
+``csv_stream`` writes them with the dataset exports' CSV writer
+(``annotation.services.exporting.csv_chunks``: CRLF line ends, formula cells neutralised).
+"""
+
+from collections.abc import Iterable, Iterator
+
+from analysis import plots
+from annotation.services.exporting import csv_chunks
+
+DEFAULT_SUBSETS = {
+    "absolute": {"similar": "tukey_k1.5", "disagree": "top_entropy_10pct"},
+    "pairwise": {"similar": "most_ties_80pct", "disagree": "least_agreement_80pct"},
+}
+KIND_NAMES = {
+    "lm": "Language models",
+    "reward_model": "Reward models",
+    "judge": "LLM judges",
+    "other": "Other sources",
+}
+AGREEMENT_FIGURES = [
+    ("krippendorff_alpha_ordinal", "Krippendorff α (ordinal)", "1 = perfect agreement"),
+    ("krippendorff_alpha_interval", "Krippendorff α (interval)", "1 = perfect agreement"),
+    ("mean_entropy_bits", "Mean entropy (bits)", "over the 5 labels; 0 … log₂5 ≈ 2.32"),
+    ("mean_grouped_entropy_bits", "Mean entropy, 3 groups (bits)", "low / mid / high"),
+    ("mean_gini_impurity", "Mean Gini impurity", "1 − Σ p²"),
+    (
+        "mean_pairwise_annotator_disagreement",
+        "Annotator pairs that differ",
+        "share of pairs on an item",
+    ),
+    ("mean_majority_share", "Outside the top label", "1 − share of the most common label"),
+    ("mean_p_disagree", "Mean p_disagree", "pairwise: share against the majority side"),
+]
+CORRELATION_COLUMNS = [
+    "source",
+    "kind",
+    "subset",
+    "n",
+    "spearman_r",
+    "spearman_p",
+    "spearman_ci_low",
+    "spearman_ci_high",
+    "pearson_r",
+    "pearson_p",
+    "pearson_ci_low",
+    "pearson_ci_high",
+    "reason",
+]
+ANNOTATOR_COLUMNS = [
+    "annotator",
+    "n_labels",
+    "n_compared",
+    "crowd_spearman",
+    "crowd_spearman_p",
+    "median_duration_ms",
+    "attention_checks_passed",
+    "attention_checks_failed",
+    "reason",
+]
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def fmt(value, digits: int = 3) -> str:
+    """A number for display: fixed decimals, a real minus sign, ``—`` when missing."""
+    if value is None:
+        return "—"
+    return f"{value:.{digits}f}".replace("-", "−")
+
+
+def _fmt_p(p) -> str:
+    if p is None:
+        return "—"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _ci_text(ci) -> str:
+    return f"[{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""
+
+
+def subset_sizes(report: dict) -> dict[str, int]:
+    """Number of items in each of the report's subsets."""
+    return {name: len(ids) for name, ids in report.get("subsets", {}).items()}
+
+
+# --------------------------------------------------------------------------- headline table
+
+
+def _subset_choice(wanted: str, family, default: str) -> str:
+    """The subset of ``family`` to show: the one asked for if it exists, else a default."""
+    options = [subset for subset in family.subsets if subset != "full"] if family else []
+    if wanted in options:
+        return wanted
+    if default in options:
+        return default
+    return options[len(options) // 2] if options else ""
+
+
+def _source_cell(entry: dict | None) -> dict:
+    if entry is None:
+        return {"r": "—", "ci": "", "n": "", "reason": "not scored", "missing": True}
+    spearman, pearson = entry.get("spearman"), entry.get("pearson")
+    n = f"n = {entry['n']:,}"
+    if spearman is None:
+        return {
+            "r": "—",
+            "ci": "",
+            "n": n,
+            "reason": entry.get("reason") or "undefined",
+            "missing": True,
+        }
+    title = f"Spearman ρ = {fmt(spearman['r'])}, p {_fmt_p(spearman['p'])}"
+    if pearson is not None:
+        title += f"; Pearson r = {fmt(pearson['r'])} {_ci_text(pearson.get('ci95'))}".rstrip()
+    return {
+        "r": fmt(spearman["r"]),
+        "ci": _ci_text(spearman.get("ci95")),
+        "n": n,
+        "reason": "",
+        "title": title,
+        "missing": False,
+    }
+
+
+def _kind_cell(entry: dict | None, subset_size: int | None) -> dict:
+    if entry is None or entry.get("spearman_mean") is None:
+        return {
+            "r": "—",
+            "ci": "",
+            "n": "",
+            "reason": "no source of this kind is defined here",
+            "missing": True,
+        }
+    sources = entry["n_sources"]
+    n = f"mean of {sources} source{'s' if sources != 1 else ''}"
+    if subset_size is not None:
+        n += f" · {subset_size:,} items"
+    return {
+        "r": fmt(entry["spearman_mean"]),
+        "ci": "",
+        "n": n,
+        "reason": "",
+        "title": f"Pearson r (mean) = {fmt(entry.get('pearson_mean'))}",
+        "missing": False,
+    }
+
+
+def headline_rows(report: dict) -> list[dict]:
+    """One row per source and per kind, with a display cell for every subset."""
+    subsets = list(report.get("subsets", {}))
+    sizes = subset_sizes(report)
+    by_source: dict[str, dict[str, dict]] = {}
+    kinds_of: dict[str, str] = {}
+    for entry in report.get("correlations", []):
+        by_source.setdefault(entry["source"], {})[entry["subset"]] = entry
+        kinds_of[entry["source"]] = entry["kind"]
+    names = [s["source"] for s in report.get("sources", []) if s["source"] in by_source]
+    names += [name for name in by_source if name not in names]
+    rows = [
+        {
+            "label": name,
+            "kind": kinds_of[name],
+            "kind_name": plots.KIND_NAMES.get(kinds_of[name], kinds_of[name]),
+            "is_kind": False,
+            "cells": {subset: _source_cell(by_source[name].get(subset)) for subset in subsets},
+        }
+        for name in names
+    ]
+    by_kind: dict[str, dict[str, dict]] = {}
+    for entry in report.get("by_kind", []):
+        by_kind.setdefault(entry["kind"], {})[entry["subset"]] = entry
+    for kind, entries in by_kind.items():
+        rows.append(
+            {
+                "label": KIND_NAMES.get(kind, kind),
+                "kind": kind,
+                "kind_name": "",
+                "is_kind": True,
+                "cells": {
+                    subset: _kind_cell(entries.get(subset), sizes.get(subset)) for subset in subsets
+                },
+            }
+        )
+    return rows
+
+
+def headline(report: dict, similar: str = "", disagree: str = "") -> dict:
+    """The headline table: the full set, then one similar-quality and one high-disagreement
+    subset (``similar`` / ``disagree`` when the report has them, else the defaults)."""
+    families = {
+        family.key: family
+        for family in plots.subset_families(report["kind"], report.get("subsets", {}))
+    }
+    defaults = DEFAULT_SUBSETS.get(report["kind"], {})
+    wanted = {"similar": similar, "disagree": disagree}
+    sizes = subset_sizes(report)
+    columns = [{"key": "full", "subset": "full", "title": "Full set", "options": []}]
+    for key, title in [("similar", "Similar quality"), ("disagree", "High disagreement")]:
+        family = families.get(key)
+        chosen = _subset_choice(wanted[key], family, defaults.get(key, ""))
+        if family is None or not chosen:
+            continue
+        columns.append(
+            {
+                "key": key,
+                "subset": chosen,
+                "title": title,
+                "options": [
+                    {
+                        "value": subset,
+                        "label": f"{subset} ({sizes.get(subset, 0):,} items)",
+                        "selected": subset == chosen,
+                    }
+                    for subset in family.subsets
+                    if subset != "full"
+                ],
+            }
+        )
+    rows = headline_rows(report)
+    first_kind = next((row for row in rows if row["is_kind"]), None)
+    for row in rows:
+        row["first_kind"] = row is first_kind
+        row["shown"] = [
+            {"column": column["key"], **row["cells"][column["subset"]]} for column in columns
+        ]
+    return {
+        "columns": columns,
+        "rows": rows,
+        "data": [row["cells"] for row in rows],
+        "sizes": sizes,
+    }
+
+
+# --------------------------------------------------------------------------- page tables
+
+
+def item_rows(report: dict, limit: int) -> list[dict]:
+    """The first ``limit`` rows of the item table: display text and the raw value to sort by."""
+    keys = ["mean", "std", "entropy_bits"]
+    if report["kind"] == "pairwise":
+        keys += ["agreement", "p_disagree"]
+    return [
+        {
+            "item_id": item["item_id"],
+            "n": item["n"],
+            "counts": " · ".join(str(count) for count in item.get("counts", {}).values()),
+            "cells": [
+                {
+                    "value": "" if item.get(key) is None else repr(item[key]),
+                    "text": fmt(item.get(key)),
+                }
+                for key in keys
+            ],
+        }
+        for item in report.get("items", [])[:limit]
+    ]
+
+
+def annotator_rows(report: dict, limit: int) -> list[dict]:
+    """The first ``limit`` rows of the annotator table."""
+    rows = []
+    for entry in report.get("annotators", [])[:limit]:
+        median = entry.get("median_duration_ms")
+        passed = entry.get("attention_checks_passed", 0)
+        failed = entry.get("attention_checks_failed", 0)
+        rows.append(
+            {
+                **entry,
+                "median_seconds": None if median is None else round(median / 1000, 1),
+                "checks": passed + failed,
+                "crowd_text": fmt(entry.get("crowd_spearman")),
+                "crowd_p_text": _fmt_p(entry.get("crowd_spearman_p")),
+            }
+        )
+    return rows
+
+
+def source_rows(coverage: list[dict]) -> list[dict]:
+    """Score sources as ``analysis.selectors.coverage`` lists them, with display fields."""
+    return [
+        {
+            **source,
+            "coverage_percent": 100 * source["coverage"],
+            "kind_name": plots.KIND_NAMES.get(source["kind"], source["kind"]),
+        }
+        for source in coverage
+    ]
+
+
+def agreement(report: dict) -> list[dict]:
+    """The batch's agreement figures that the report has, labelled and formatted."""
+    figures_of = report.get("agreement", {})
+    figures = []
+    for key, label, note in AGREEMENT_FIGURES:
+        if key not in figures_of:
+            continue
+        if key == "mean_grouped_entropy_bits" and report["kind"] == "pairwise":
+            note = "B / tie / A"
+        figures.append({"key": key, "label": label, "note": note, "value": fmt(figures_of[key])})
+    return figures
+
+
+# --------------------------------------------------------------------------- CSV tables
+
+
+def csv_stream(columns: list[str], rows: Iterable[list]) -> Iterator[str]:
+    """CSV text of a table in chunks, written by the dataset exports' ``csv_chunks``."""
+    return csv_chunks((dict(zip(columns, row, strict=True)) for row in rows), columns)
+
+
+def item_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    """Columns and rows of items.csv: the per-item figures and subset membership (1/0)."""
+    items = report.get("items", [])
+    labels = list(items[0]["counts"]) if items else []
+    pairwise = report["kind"] == "pairwise"
+    subsets = {name: set(ids) for name, ids in report.get("subsets", {}).items()}
+    columns = ["item_id", "n", *[f"count_{label}" for label in labels]]
+    columns += ["mean", "std", "entropy_bits"]
+    if pairwise:
+        columns += ["agreement", "p_disagree"]
+    columns += [f"in_{name}" for name in subsets]
+
+    def rows():
+        for item in items:
+            row = [item["item_id"], item["n"], *[item["counts"].get(lb) for lb in labels]]
+            row += [item.get("mean"), item.get("std"), item.get("entropy_bits")]
+            if pairwise:
+                row += [item.get("agreement"), item.get("p_disagree")]
+            row += [int(item["item_id"] in members) for members in subsets.values()]
+            yield row
+
+    return columns, rows()
+
+
+def correlation_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    """Columns and rows of correlations.csv: one row per source and subset."""
+
+    def figures(result):
+        if result is None:
+            return [None] * 4
+        ci = result.get("ci95") or [None, None]
+        return [result["r"], result["p"], ci[0], ci[1]]
+
+    def rows():
+        for entry in report.get("correlations", []):
+            yield [
+                entry["source"],
+                entry["kind"],
+                entry["subset"],
+                entry["n"],
+                *figures(entry.get("spearman")),
+                *figures(entry.get("pearson")),
+                entry.get("reason"),
+            ]
+
+    return CORRELATION_COLUMNS, rows()
+
+
+def annotator_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    """Columns and rows of annotators.csv: one row per annotator."""
+    rows = ([entry.get(column) for column in ANNOTATOR_COLUMNS] for entry in report["annotators"])
+    return ANNOTATOR_COLUMNS, rows
