@@ -115,7 +115,6 @@ class Batch(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
-    last_activity_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name_plural = "batches"
