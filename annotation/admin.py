@@ -6,7 +6,9 @@ from annotation.models import (
     Annotator,
     Assignment,
     Batch,
+    BatchSnapshot,
     Item,
+    Job,
     Label,
     Participation,
     Query,
@@ -81,3 +83,15 @@ class LabelAdmin(ReadOnlyAdmin):
     list_display = ["item", "annotator", "value", "status", "duration_ms", "submitted_at"]
     list_filter = ["batch", "status", "kind"]
     search_fields = ["item__item_id", "annotator__pseudonym"]
+
+
+@admin.register(Job)
+class JobAdmin(ReadOnlyAdmin):
+    list_display = ["id", "kind", "batch", "state", "progress", "total", "created_at"]
+    list_filter = ["kind", "state", "batch"]
+
+
+@admin.register(BatchSnapshot)
+class BatchSnapshotAdmin(ReadOnlyAdmin):
+    list_display = ["batch", "taken_at", "items_complete", "labels_counted", "active_annotators"]
+    list_filter = ["batch"]

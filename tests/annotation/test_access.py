@@ -32,3 +32,12 @@ def test_worker_session_of_one_batch_cannot_rate_in_another():
     mine, theirs = make_batch(), make_batch()
     client = crowdworker(mine)
     assert client.get(f"/work/{theirs.slug}/task").status_code == 403
+
+
+def test_every_model_is_in_djangos_admin():
+    from django.apps import apps
+    from django.contrib import admin
+
+    ours = [m for m in apps.get_models() if m._meta.app_label in ("annotation", "analysis")]
+    missing = [m.__name__ for m in ours if not admin.site.is_registered(m)]
+    assert not missing
