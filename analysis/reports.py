@@ -38,14 +38,25 @@ def build_report(
     steps = len(sources) + 2
     _tell(progress, 1, steps)
 
+    # One call for all sources: sources seeing the same items share each subset's resamples.
+    # Progress counts the distinct item sets (subsets x score coverage) as they finish.
+    def tell_sets(done: int, total: int) -> None:
+        nonlocal steps
+        steps = total + 2
+        _tell(progress, 1 + done, steps)
+
+    per_source = metrics.correlate_sources_subsets(
+        [source.scores for source in sources],
+        summary["mean"],
+        subsets,
+        n_resamples=n_resamples,
+        seed=seed,
+        progress=tell_sets,
+    )
     correlations = []
-    for done, source in enumerate(sources, start=2):
-        results = metrics.correlate_subsets(
-            source.scores, summary["mean"], subsets, n_resamples=n_resamples, seed=seed
-        )
+    for source, results in zip(sources, per_source, strict=True):
         for subset, result in results.items():
             correlations.append(_correlation_entry(source, subset, result))
-        _tell(progress, done, steps)
 
     report = {
         "batch": arrays.slug,

@@ -87,6 +87,7 @@ class NextItemView(WorkerAPIView):
                     "reason": outcome.reason,
                     "completion_code": batch.completion_code if finished else None,
                     "completion_url": (batch.completion_url or None) if finished else None,
+                    "mturk_submit": mturk_submission(participation) if finished else None,
                     "progress": progress,
                 }
             )
@@ -100,6 +101,20 @@ class NextItemView(WorkerAPIView):
                 "progress": progress,
             }
         )
+
+
+# MTurk's ExternalQuestion passes turkSubmitTo; only its own hosts are trusted as targets.
+MTURK_SUBMIT_HOSTS = {"https://www.mturk.com", "https://workersandbox.mturk.com"}
+
+
+def mturk_submission(participation: Participation) -> dict | None:
+    """Where an MTurk worker's page must POST to finish the HIT, or None (not MTurk)."""
+    params = participation.entry_params or {}
+    host = (params.get("turkSubmitTo") or "").rstrip("/")
+    assignment_id = params.get("assignmentId") or ""
+    if host not in MTURK_SUBMIT_HOSTS or not assignment_id:
+        return None
+    return {"url": f"{host}/mturk/externalSubmit", "assignmentId": assignment_id}
 
 
 class LabelRequest(serializers.Serializer):

@@ -121,6 +121,15 @@
     if (payload.completion_code) {
       el("completion").hidden = false;
       el("completion-code").textContent = payload.completion_code;
+      if (payload.mturk_submit) {
+        // MTurk ends a HIT only by a POST from the worker's page to externalSubmit.
+        const mturk = el("mturk-submit");
+        mturk.action = payload.mturk_submit.url;
+        el("mturk-assignment").value = payload.mturk_submit.assignmentId;
+        el("mturk-code").value = payload.completion_code;
+        mturk.hidden = false;
+        el("mturk-button").focus();
+      }
       if (payload.completion_url) {
         const link = el("completion-link");
         link.href = payload.completion_url;

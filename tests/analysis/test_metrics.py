@@ -480,6 +480,183 @@ def test_bootstrap_speed_large_batch() -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# Several sources at once: correlate_sources_subsets shares the resamples
+# --------------------------------------------------------------------------------------------
+
+
+def assert_same_correlation(
+    shared: metrics.BootstrapCorrelation, single: metrics.BootstrapCorrelation
+) -> None:
+    """Spearman identical; Pearson's point result identical and its interval to 1e-12."""
+    assert shared.spearman == single.spearman
+    ours, theirs = shared.pearson, single.pearson
+    assert (ours.r, ours.p, ours.n, ours.reason) == (theirs.r, theirs.p, theirs.n, theirs.reason)
+    assert ours.n_resamples_used == theirs.n_resamples_used
+    if theirs.ci95 is None:
+        assert ours.ci95 is None
+    else:
+        assert ours.ci95 == pytest.approx(theirs.ci95, abs=1e-12, rel=0)
+
+
+def assert_same_as_per_source(
+    xs: list[np.ndarray],
+    y: np.ndarray,
+    masks: dict[str, np.ndarray],
+    n_resamples: int,
+    seed: int,
+    shared: list[dict[str, metrics.BootstrapCorrelation]] | None = None,
+) -> list[dict[str, metrics.BootstrapCorrelation]]:
+    if shared is None:
+        shared = metrics.correlate_sources_subsets(xs, y, masks, n_resamples, seed)
+    assert len(shared) == len(xs)
+    for x, results in zip(xs, shared, strict=True):
+        single = metrics.correlate_subsets(x, y, masks, n_resamples, seed)
+        assert list(results) == list(single)
+        for name in single:
+            assert_same_correlation(results[name], single[name])
+    return shared
+
+
+def sources_and_masks(y_kind: str) -> tuple[list[np.ndarray], np.ndarray, dict[str, np.ndarray]]:
+    rng = np.random.default_rng(31)
+    n = 700
+    quality = rng.uniform(1, 5, n)
+    if y_kind == "absolute":  # item means of 25 labels 1..5: at most 101 distinct values
+        labels = np.clip(np.rint(quality[:, None] + rng.normal(0, 1, (n, 25))), 1, 5)
+        y = labels.mean(axis=1)
+    else:
+        y = quality + rng.normal(0, 0.5, n)
+    gaps = quality + rng.normal(0, 1.0, n)
+    gaps[rng.random(n) < 0.1] = np.nan  # items without a score: its own item sets
+    xs = [
+        quality + rng.normal(0, 0.3, n),  # continuous, every item scored
+        gaps,
+        np.rint(quality + rng.normal(0, 1.0, n)),  # ties: a 1..5-like judge score
+        -quality + rng.normal(0, 2.0, n),  # negative correlation
+        np.full(n, 4.0),  # constant: undefined, no bootstrap
+        np.where(quality > 2, quality, np.nan),  # a different coverage again
+    ]
+    top = y >= np.quantile(y, 0.9)
+    masks = {
+        "full": np.ones(n, dtype=bool),
+        "full_again": np.ones(n, dtype=bool),
+        "half": rng.random(n) < 0.5,
+        "top_decile": top,
+        "tiny": np.arange(n) < 3,
+        "constant_y": y == np.median(y),
+        "empty": np.zeros(n, dtype=bool),
+    }
+    return xs, y, masks
+
+
+@pytest.mark.parametrize("y_kind", ["absolute", "continuous"])
+def test_correlate_sources_subsets_equals_per_source(y_kind: str) -> None:
+    xs, y, masks = sources_and_masks(y_kind)
+    shared = assert_same_as_per_source(xs, y, masks, n_resamples=300, seed=17)
+    assert shared[4]["full"].spearman.reason.startswith("x is constant")
+    assert shared[0]["tiny"].spearman.reason == "fewer than 3 items (n=3)" or (
+        shared[0]["tiny"].spearman.r is not None
+    )
+    assert shared[1]["full"].spearman.n < shared[0]["full"].spearman.n  # the NaN gaps
+    for results in shared[:4]:
+        assert results["full"].spearman.ci95 is not None
+        assert results["full"].pearson.n_resamples_used == 300
+
+
+def test_correlate_sources_subsets_no_resamples_and_no_sources() -> None:
+    xs, y, masks = sources_and_masks("absolute")
+    shared = assert_same_as_per_source(xs, y, masks, n_resamples=0, seed=0)
+    assert shared[0]["full"].spearman.ci95 is None
+    assert metrics.correlate_sources_subsets([], y, masks) == []
+
+
+def test_correlate_sources_subsets_constant_resamples_dropped() -> None:
+    # x = [0, 0, 1], y = [0, 1, 1]: most resamples have a constant column (see above).
+    x, y = np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 1.0])
+    masks = {"all": np.ones(3, dtype=bool)}
+    [shared] = assert_same_as_per_source([x], y, masks, n_resamples=1000, seed=0)
+    assert shared["all"].spearman.ci95 is None
+    assert 380 < shared["all"].spearman.n_resamples_used < 500
+
+
+def test_correlate_sources_subsets_does_not_depend_on_chunks_or_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    xs, y, masks = sources_and_masks("absolute")
+    monkeypatch.setattr(metrics, "_SHARED_CHUNK_DRAWS", 1_000)  # many chunks, 1 row at n=700
+    monkeypatch.setattr(metrics, "BOOTSTRAP_THREADS", 1)
+    single = metrics.correlate_sources_subsets(xs, y, masks, n_resamples=150, seed=5)
+    monkeypatch.setattr(metrics, "BOOTSTRAP_THREADS", 3)
+    threaded = metrics.correlate_sources_subsets(xs, y, masks, n_resamples=150, seed=5)
+    monkeypatch.setattr(metrics, "_SHARED_CHUNK_DRAWS", 10**8)  # one chunk per item set
+    one_chunk = metrics.correlate_sources_subsets(xs, y, masks, n_resamples=150, seed=5)
+    assert single == threaded == one_chunk
+    assert_same_as_per_source(xs, y, masks, 150, 5, shared=one_chunk)
+
+
+def test_correlate_sources_subsets_large_sets_fall_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    xs, y, masks = sources_and_masks("continuous")
+    monkeypatch.setattr(metrics, "_SHARED_MAX_ITEMS", 100)  # only the small subsets share
+    assert_same_as_per_source(xs, y, masks, n_resamples=120, seed=2)
+
+
+def test_correlate_sources_subsets_many_items() -> None:
+    """From ~52,000 items the cross sum is unpacked before summing (int64 range)."""
+    rng = np.random.default_rng(6)
+    n = 60_000
+    quality = rng.normal(size=n)
+    y = np.round(quality + rng.normal(size=n), 1)
+    xs = [quality + rng.normal(size=n), np.round(quality * 3)]  # all differ / tied
+    masks = {"full": np.ones(n, dtype=bool), "half": np.arange(n) % 2 == 0}
+    assert_same_as_per_source(xs, y, masks, n_resamples=8, seed=1)
+
+
+def test_correlate_sources_subsets_progress_and_validation() -> None:
+    xs, y, masks = sources_and_masks("absolute")
+    calls: list[tuple[int, int]] = []
+    metrics.correlate_sources_subsets(
+        xs, y, masks, n_resamples=20, progress=lambda done, total: calls.append((done, total))
+    )
+    total = calls[0][1]
+    # full/full_again and the empty/constant subsets coincide per coverage; 3 coverages.
+    assert 3 <= total < len(masks) * len(xs)
+    assert calls == [(done, total) for done in range(total + 1)]
+    with pytest.raises(ValueError, match="bool mask"):
+        metrics.correlate_sources_subsets(xs, y, {"indices": np.arange(10)})
+    with pytest.raises(ValueError, match="same length"):
+        metrics.correlate_sources_subsets([xs[0][:-1]], y, masks)
+
+
+# Values on a grid, like label means and scores: with y values 1e-246 apart a resample's
+# Pearson variance is rounding noise and the two summation orders disagree on it.
+GRID_VALUES = st.integers(-24, 24).map(lambda v: v / 8)
+
+
+@PROPERTY_SETTINGS
+@given(
+    data=st.lists(
+        st.tuples(
+            GRID_VALUES | st.just(math.nan),
+            GRID_VALUES,
+            st.integers(1, 3),
+            st.booleans(),
+        ),
+        max_size=25,
+    )
+)
+def test_correlate_sources_subsets_matches_per_source_property(data: list[tuple]) -> None:
+    values = np.array([row[0] for row in data], dtype=float)
+    y = np.array([row[1] for row in data], dtype=float)
+    ties = np.array([row[2] for row in data], dtype=float)
+    xs = [values, ties, -values + ties]
+    masks = {
+        "all": np.ones(len(data), dtype=bool),
+        "some": np.array([row[3] for row in data], dtype=bool),
+    }
+    assert_same_as_per_source(xs, y, masks, n_resamples=25, seed=3)
+
+
+# --------------------------------------------------------------------------------------------
 # Krippendorff's alpha: properties and a brute-force cross-check
 # --------------------------------------------------------------------------------------------
 

@@ -186,3 +186,33 @@ def test_script_in_a_response_is_inert():
     )
     assert 'href="javascript' not in html
     assert "&lt;script&gt;" in html
+
+
+def test_mturk_worker_gets_the_externalsubmit_target_at_the_end():
+    batch = make_batch(n_items=1, per_item=1)
+    client = enter(
+        batch,
+        workerId="W1",
+        assignmentId="A1",
+        hitId="H1",
+        turkSubmitTo="https://workersandbox.mturk.com",
+    )
+    assignment = next_item(client, batch).json()["assignment"]
+    label(client, assignment, 3)
+    end = next_item(client, batch).json()
+    assert end["mturk_submit"] == {
+        "url": "https://workersandbox.mturk.com/mturk/externalSubmit",
+        "assignmentId": "A1",
+    }
+
+
+def test_untrusted_turk_submit_host_is_ignored_and_prolific_gets_none():
+    batch = make_batch(n_items=1, per_item=2)
+    evil = enter(
+        batch, workerId="W2", assignmentId="A2", hitId="H", turkSubmitTo="https://x.example"
+    )
+    label(evil, next_item(evil, batch).json()["assignment"], 3)
+    assert next_item(evil, batch).json()["mturk_submit"] is None
+    prolific = enter(batch, PROLIFIC_PID="p9", STUDY_ID="s", SESSION_ID="x")
+    label(prolific, next_item(prolific, batch).json()["assignment"], 3)
+    assert next_item(prolific, batch).json()["mturk_submit"] is None
