@@ -7,3 +7,9 @@ import pytest
 def fast_password_hashing(settings):
     # PBKDF2's deliberate slowness costs ~0.5 s per user; tests need no brute-force guard.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def private_job_files(settings, tmp_path):
+    # Job files (exports, reports, stored uploads) go to a folder of each test's own.
+    settings.DATA_DIR = tmp_path / "data"

@@ -62,27 +62,36 @@ def lease_next_item(
         raise BatchUnavailable(batch.state, f"This batch is {batch.state}; it hands out no work.")
     expire_leases(batch=batch, now=now)
     quota = batch.quota_per_annotator
-    with transaction.atomic():
-        participation = _lock_participation(participation)
-        annotator_id = participation.annotator_id
-        done = Label.objects.filter(batch=batch, annotator_id=annotator_id).count()
-        if participation.status == Participation.Status.EXCLUDED:
-            return LeaseOutcome(None, NoWorkReason.EXCLUDED, done, quota)
-        current = lock_rows(
-            Assignment.objects.filter(
-                batch=batch, annotator_id=annotator_id, state=AssignmentState.OPEN
-            )
-        ).first()
-        if current is not None:
-            if current.expires_at > now:
-                return LeaseOutcome(current, "", done, quota)
-            release_slots([(current.pk, current.item_id)])
-        if quota is not None and done >= quota:
-            return LeaseOutcome(None, NoWorkReason.QUOTA, done, quota)
-        assignment = _take_slot(batch, annotator_id, now)
-        if assignment is not None:
-            participation.save(update_fields=["last_seen_at"])
-            return LeaseOutcome(assignment, "", done, quota)
+    held = _current_lease_without_locking(batch, participation, now)
+    if held is not None:  # a repeated call (reload, second tab) needs no write lock
+        return held
+    while True:
+        with transaction.atomic():
+            participation = _lock_participation(participation)
+            annotator_id = participation.annotator_id
+            done = Label.objects.filter(batch=batch, annotator_id=annotator_id).count()
+            if participation.status == Participation.Status.EXCLUDED:
+                return LeaseOutcome(None, NoWorkReason.EXCLUDED, done, quota)
+            current = lock_rows(
+                Assignment.objects.filter(
+                    batch=batch, annotator_id=annotator_id, state=AssignmentState.OPEN
+                )
+            ).first()
+            if current is not None:
+                if current.expires_at > now:
+                    return LeaseOutcome(current, "", done, quota)
+                # Give the slot back and commit before locking any other item: holding
+                # this item's lock while waiting for another's could deadlock with an
+                # annotator doing the same the other way round.
+                release_slots([(current.pk, current.item_id)])
+                continue
+            if quota is not None and done >= quota:
+                return LeaseOutcome(None, NoWorkReason.QUOTA, done, quota)
+            assignment = _take_slot(batch, annotator_id, now)
+            if assignment is not None:
+                participation.save(update_fields=["last_seen_at"])
+                return LeaseOutcome(assignment, "", done, quota)
+        break
     reason = NoWorkReason.ALL_SEEN if _batch_has_room(batch) else NoWorkReason.DRAINED
     return LeaseOutcome(None, reason, done, quota)
 
@@ -127,6 +136,30 @@ def release_slots(rows: list[tuple]) -> int:
     for item_id, slots in sorted(Counter(item_id for _, item_id in rows).items()):
         Item.objects.filter(pk=item_id).update(reserved_count=F("reserved_count") - slots)
     return len(rows)
+
+
+def _current_lease_without_locking(
+    batch: Batch, participation: Participation, now: datetime
+) -> LeaseOutcome | None:
+    """The annotator's unexpired open lease, read without a transaction.
+
+    Handing it out again changes nothing, so it needs no lock; on SQLite this keeps
+    page reloads from queueing for the database's single write lock.
+    """
+    current = Assignment.objects.filter(
+        batch=batch,
+        annotator_id=participation.annotator_id,
+        state=AssignmentState.OPEN,
+        expires_at__gt=now,
+    ).first()
+    if current is None:
+        return None
+    if Participation.objects.filter(
+        pk=participation.pk, status=Participation.Status.EXCLUDED
+    ).exists():
+        return None  # the locked path reports the exclusion
+    done = Label.objects.filter(batch=batch, annotator_id=participation.annotator_id).count()
+    return LeaseOutcome(current, "", done, batch.quota_per_annotator)
 
 
 def _lock_participation(participation: Participation) -> Participation:

@@ -1,8 +1,8 @@
 """Tests of analysis.metrics: reference vectors, hand-computed batches, properties.
 
-Plain pytest, no database. The reference vectors live outside the repository, in
-``/work/shared/reference/stat_vectors.json`` (a sibling of the repo folder); tests that need
-them are skipped with a reason when the file is absent.
+Plain pytest, no database. The reference vectors (published values for Krippendorff's alpha,
+correlations with ties, entropy and percentage disagreement) are in
+``tests/analysis/reference/stat_vectors.json``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 
 from analysis import metrics
 
-VECTORS_PATH = Path(__file__).resolve().parents[3] / "shared/reference/stat_vectors.json"
-VECTORS = json.loads(VECTORS_PATH.read_text()) if VECTORS_PATH.exists() else None
-MISSING_VECTORS = f"reference vectors not found at {VECTORS_PATH}"
+# A copy of the project's shared reference file (published values; see its "source" fields),
+# kept with the tests so that they never depend on a folder outside the repository.
+VECTORS_PATH = Path(__file__).resolve().parent / "reference" / "stat_vectors.json"
+VECTORS = json.loads(VECTORS_PATH.read_text())
 
 TOL = 1e-6  # the reference values are given to 6 decimals
 SCIPY_TOL = 1e-9
@@ -33,9 +34,7 @@ PROPERTY_SETTINGS = settings(max_examples=60, deadline=None)
 
 
 def vector_params(section: str, key: str | None = None) -> list:
-    """One pytest param per reference case, or a single skipped param without the file."""
-    if VECTORS is None:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=MISSING_VECTORS))]
+    """One pytest param per reference case."""
     cases = VECTORS[section] if key is None else VECTORS[section][key]
     return [pytest.param(case, id=str(case.get("id", i))) for i, case in enumerate(cases)]
 
@@ -74,8 +73,6 @@ def labels_from_counts(counts: np.ndarray, label_set: np.ndarray) -> tuple[np.nd
 
 
 def krippendorff_params() -> list:
-    if VECTORS is None:
-        return [pytest.param(None, None, marks=pytest.mark.skip(reason=MISSING_VECTORS))]
     return [
         pytest.param(case, level, id=f"{case['id']}-{level}")
         for case in VECTORS["krippendorff_alpha"]
@@ -100,7 +97,6 @@ def test_entropy_reference(case: dict) -> None:
     assert metrics.entropy_bits(counts)[0] == pytest.approx(case["expected"]["bits"], abs=TOL)
 
 
-@pytest.mark.skipif(VECTORS is None, reason=MISSING_VECTORS)
 def test_entropy_closed_forms() -> None:
     closed = VECTORS["entropy"]["closed_forms"]
     assert metrics.entropy_bits(np.ones((1, 2)))[0] == pytest.approx(closed["fair_coin_bits"])
@@ -155,7 +151,6 @@ def test_correlation_reference(case: dict) -> None:
         assert abs(rho.r - case["naive_1_minus_6sumd2_formula_WRONG_if_ties"]) > 1e-3
 
 
-@pytest.mark.skipif(VECTORS is None, reason=MISSING_VECTORS)
 def test_spearman_scipy_doc_exact_value() -> None:
     case = next(c for c in VECTORS["correlation"] if c["id"] == "scipy_doc_ties")
     assert metrics.spearman(case["x"], case["y"]).r == pytest.approx(8 / math.sqrt(95), abs=1e-12)
@@ -729,7 +724,6 @@ def test_krippendorff_edge_cases() -> None:
         metrics.krippendorff_alpha(items, coders, np.array([-1, 2, 1, 1]), "ratio")
 
 
-@pytest.mark.skipif(VECTORS is None, reason=MISSING_VECTORS)
 def test_krippendorff_unobserved_domain_values_change_nothing() -> None:
     case = next(c for c in VECTORS["krippendorff_alpha"] if c["id"] == "wikipedia_3x15")
     item_index, annotator_index, value = reliability_to_arrays(case["reliability_data"])
@@ -904,3 +898,10 @@ def test_correlations_match_scipy_or_are_null(pairs: list[tuple[int, float]]) ->
 @given(values=st.lists(st.integers(0, 6) | st.floats(-5, 5), max_size=40))
 def test_midranks_match_scipy_rankdata(values: list[float]) -> None:
     np.testing.assert_array_equal(metrics.midranks(values), scipy.stats.rankdata(values))
+
+
+def test_reference_copy_matches_the_shared_file_when_present():
+    shared = Path(__file__).resolve().parents[3] / "shared" / "reference" / "stat_vectors.json"
+    if not shared.exists():
+        pytest.skip(f"no shared reference folder next to the repository ({shared})")
+    assert json.loads(shared.read_text()) == VECTORS
