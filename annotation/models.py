@@ -358,6 +358,8 @@ class Label(models.Model):
         ]
         indexes = [
             models.Index(fields=["batch", "status", "submitted_at"], name="label_batch_status"),
+            # an annotator's progress in a batch is counted on every lease
+            models.Index(fields=["annotator", "batch"], name="label_annotator_batch"),
         ]
 
     def __str__(self) -> str:

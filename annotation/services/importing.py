@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import IO, Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
 from annotation.models import Batch, BatchKind, BatchState, Item, Query, Response, label_values
@@ -96,7 +96,26 @@ def import_items(batch: Batch, path_or_file, *, filename: str | None = None) -> 
 
     with open_source(path_or_file, filename) as (handle, name, fmt):
         plan = _validate(batch, handle, name, fmt)
-    return _write(batch, plan)
+    summary = _write(batch, plan)
+    _refresh_planner_statistics(summary.items_created)
+    return summary
+
+
+# Below this many new rows PostgreSQL's autovacuum keeps the statistics close enough.
+ANALYZE_AFTER_ROWS = 1000
+
+
+def _refresh_planner_statistics(items_created: int) -> None:
+    """After a big import, tell PostgreSQL's planner how big the tables now are.
+
+    Until autovacuum gets to it, a freshly filled table still looks empty, and the
+    leasing query is planned as a sort of the whole batch (measured: 57 ms per lease on
+    26k items, 8 ms after ANALYZE; bench/leasing.py).
+    """
+    if items_created < ANALYZE_AFTER_ROWS or connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_item, annotation_query, annotation_response")
 
 
 # --------------------------------------------------------------------------- validating
