@@ -669,6 +669,12 @@ def _bootstrap_chunk(prepared: _PreparedPair, index: np.ndarray) -> tuple[np.nda
     sum_y = np.einsum("ij,j->i", y_weight, prepared.y_group_z)
     sum_yy = np.einsum("ij,j->i", y_weight, prepared.y_group_z**2)
     sum_xy = np.take(prepared.xy_z, index).sum(axis=1)
+    return _resampled_results(rho, sum_x, sum_xx, sum_y, sum_yy, sum_xy, n, usable)
+
+
+def _resampled_results(rho, sum_x, sum_xx, sum_y, sum_yy, sum_xy, n, usable):
+    """Pearson r from the resamples' raw moment sums; both statistics clipped to [-1, 1],
+    NaN for resamples in which a column came out constant."""
     with np.errstate(divide="ignore", invalid="ignore"):
         cov = sum_xy / n - (sum_x / n) * (sum_y / n)
         x_var = sum_xx / n - (sum_x / n) ** 2
@@ -1036,14 +1042,7 @@ def _shared_bootstrap_chunk(
     float_y_weight = float_weight if items.y_ends is None else y_weight.astype(np.float64)
     sum_y = np.einsum("ij,j->i", float_y_weight, items.y_group_z)
     sum_yy = np.einsum("ij,j->i", float_y_weight, items.y_group_zz)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cov = sum_xy / n - (sum_x / n) * (sum_y / n)
-        x_var = sum_xx / n - (sum_x / n) ** 2
-        y_var = sum_yy / n - (sum_y / n) ** 2
-        r = cov / np.sqrt(x_var * y_var)
-    rho = np.where(usable, np.clip(rho, -1.0, 1.0), np.nan)
-    r = np.where(usable, np.clip(r, -1.0, 1.0), np.nan)
-    return rho, r
+    return _resampled_results(rho, sum_x, sum_xx, sum_y, sum_yy, sum_xy, n, usable)
 
 
 def _plan_items(
