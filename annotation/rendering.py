@@ -1,8 +1,9 @@
 """Markdown → safe HTML for queries, responses and instructions.
 
-markdown-it renders CommonMark plus tables with raw HTML disabled (so ``<script>`` in a
-response arrives as visible text), and nh3 (the ammonia sanitiser) then strips anything
-outside its allow-list and gives every link ``rel="noopener noreferrer nofollow"``.
+markdown-it renders CommonMark plus tables, single newlines as line breaks, with raw HTML
+disabled (so ``<script>`` in a response arrives as visible text), and nh3 (the ammonia
+sanitiser) then strips anything outside its allow-list and gives every link
+``rel="noopener noreferrer nofollow"``.
 """
 
 from functools import lru_cache
@@ -10,7 +11,11 @@ from functools import lru_cache
 import nh3
 from markdown_it import MarkdownIt
 
-_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+# "breaks": a single newline is a line break, as chat interfaces show model output (a
+# poem's lines must not run together into one paragraph).
+_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}).enable(
+    "table"
+)
 
 
 @lru_cache(maxsize=4096)

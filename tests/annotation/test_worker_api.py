@@ -216,3 +216,12 @@ def test_untrusted_turk_submit_host_is_ignored_and_prolific_gets_none():
     prolific = enter(batch, PROLIFIC_PID="p9", STUDY_ID="s", SESSION_ID="x")
     label(prolific, next_item(prolific, batch).json()["assignment"], 3)
     assert next_item(prolific, batch).json()["mturk_submit"] is None
+
+
+def test_single_newlines_in_a_response_stay_line_breaks():
+    batch = make_batch()
+    item = batch.items.first()
+    item.response.text = "Quiet white arrives at night,\nand morning wakes the world."
+    item.response.save()
+    html = next_item(enter(batch), batch).json()["item"]["response_html"]
+    assert "night,<br" in html
