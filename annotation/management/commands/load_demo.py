@@ -1,4 +1,4 @@
-"""manage.py load_demo: the shipped sample batches, published, plus a staff login.
+"""manage.py load_demo: the shipped sample batches, published, their model scores, a login.
 
 Idempotent: a demo batch that exists is left as it is. Prints the worker links.
 """
@@ -62,6 +62,7 @@ class Command(BaseCommand):
                 )
                 import_items(batch, DEMO_DIR / spec["items"])
                 change_state(batch, "live")
+        self._import_demo_scores()
         password = self._ensure_admin()
         self.stdout.write("Demo batches are live. Worker links (any id works for 'worker'):")
         for spec in DEMO_BATCHES:
@@ -73,6 +74,14 @@ class Command(BaseCommand):
             f"Staff pages: {base_url}/manage/  (Django admin: {base_url}/admin/)  "
             f"user 'admin'  password {password}"
         )
+
+    def _import_demo_scores(self) -> None:
+        """Three score sources (reward model, LM perplexity, judge) for the analysis page."""
+        from analysis.models import ScoreSource
+        from analysis.services.scores import import_scores
+
+        if not ScoreSource.objects.filter(name__startswith="demo-").exists():
+            import_scores(DEMO_DIR / "scores.jsonl")
 
     def _ensure_admin(self) -> str:
         User = get_user_model()
