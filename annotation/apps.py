@@ -7,6 +7,7 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self) -> None:
+        import annotation.api.schema  # noqa: F401  (describes the worker session in OpenAPI)
         import annotation.services.export_jobs  # noqa: F401  (registers the "export" job runner)
         import annotation.services.import_jobs  # noqa: F401  (registers the "import" job runner)
         from annotation.roles import ensure_roles
