@@ -37,6 +37,7 @@ from annotation.models import (
     Item,
     Label,
     LabelStatus,
+    default_scale,
 )
 from annotation.rendering import render_markdown
 from annotation.services import annotators as annotator_services
@@ -164,10 +165,41 @@ class BatchCreateForm(_BatchSettingsForm):
 
 
 class BatchEditForm(_BatchSettingsForm):
+    """The settings plus the text of each rating button (``Batch.scale_labels``)."""
+
     @classmethod
     def for_batch(cls, batch: Batch, data=None) -> "BatchEditForm":
         initial = {name: getattr(batch, name) for name in cls.base_fields}
-        return cls(data=data, initial=initial)
+        form = cls(data=data, initial=initial)
+        form.batch = batch
+        for key, (value, text) in enumerate(batch.scale(), start=1):
+            stored = f"{value:+d}" if batch.kind == BatchKind.PAIRWISE else str(value)
+            form.fields[f"button_{value}"] = forms.CharField(
+                label=f"Button {key} text",
+                max_length=100,
+                required=False,
+                initial=text,
+                help_text=f"Key {key}, stored as {stored}; empty restores the default.",
+            )
+        return form
+
+    def changes(self) -> dict:
+        """Changed settings; the button texts become ``scale_labels`` when they changed."""
+        changes = {
+            name: self.cleaned_data[name]
+            for name in self.changed_data
+            if not name.startswith("button_")
+        }
+        defaults = default_scale(self.batch.kind)
+        wanted = {
+            value: (self.cleaned_data.get(f"button_{value}") or "").strip() or defaults[value]
+            for value in defaults
+        }
+        if wanted != dict(self.batch.scale()):
+            changes["scale_labels"] = {
+                str(value): text for value, text in wanted.items() if text != defaults[value]
+            }
+        return changes
 
 
 def _show_service_error(form: forms.Form, error: Exception) -> None:
@@ -401,7 +433,7 @@ def batch_edit(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
     form = BatchEditForm.for_batch(batch, request.POST or None)
     if request.method == "POST" and form.is_valid():
-        changes = {name: form.cleaned_data[name] for name in form.changed_data}
+        changes = form.changes()
         try:
             if changes:
                 batch = batch_services.update_batch(batch, changes)
@@ -410,7 +442,7 @@ def batch_edit(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(
                 request,
-                f"Saved: {', '.join(str(form[name].label) for name in changes)}."
+                f"Saved: {', '.join(_change_label(form, name) for name in changes)}."
                 if changes
                 else "Nothing changed.",
             )
@@ -421,6 +453,10 @@ def batch_edit(request: HttpRequest, slug: str) -> HttpResponse:
         {"form": form, "batch": batch, "creating": False, **_abilities(request.user)},
         status=400 if form.is_bound and form.errors else 200,
     )
+
+
+def _change_label(form: forms.Form, name: str) -> str:
+    return "button texts" if name == "scale_labels" else str(form[name].label)
 
 
 @staff_page(roles.can_view_batches)

@@ -486,3 +486,31 @@ def test_service_errors_never_show_a_stack_trace(admin):
     assert response.status_code == 200
     assert "is not one of" in response.content.decode()
     assert "Traceback" not in response.content.decode()
+
+
+def test_admin_edits_the_rating_button_texts_and_workers_see_them():
+    batch = make_batch()
+    admin = get_user_model().objects.create_user("buttons", password="pw", is_staff=True)
+    admin.groups.add(Group.objects.get(name="admin"))
+    client = Client()
+    client.force_login(admin)
+    form = client.get(f"/manage/{batch.slug}/edit")
+    assert b"Button 1 text" in form.content and b"Very poor" in form.content
+    data = {
+        "title": batch.title,
+        "annotations_per_item": batch.annotations_per_item,
+        "lease_seconds": batch.lease_seconds,
+        "completion_code": batch.completion_code,
+        "button_1": "Useless",
+        "button_2": "Poor",
+        "button_3": "Acceptable",
+        "button_4": "Good",
+        "button_5": "Superb",
+    }
+    assert client.post(f"/manage/{batch.slug}/edit", data).status_code == 302
+    batch.refresh_from_db()
+    assert batch.scale()[0] == (1, "Useless") and batch.scale()[4] == (5, "Superb")
+    worker = Client()
+    worker.get(f"/work/{batch.slug}/", {"worker": "w"})
+    worker.post(f"/work/{batch.slug}/consent")
+    assert b"Superb" in worker.get(f"/work/{batch.slug}/task").content
