@@ -210,6 +210,54 @@
     node.textContent = format(node.getAttribute("datetime"), "ago");
   });
 
+  // --- background export: start a job through the API, poll it, offer the download
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  function startExportJobs(form) {
+    const status = document.getElementById("export-job-status");
+    const say = (text) => (status.textContent = text);
+    async function poll(url) {
+      const response = await fetch(url, { credentials: "same-origin" });
+      const job = await response.json();
+      if (job.state === "succeeded") {
+        status.textContent = "Ready: ";
+        const link = document.createElement("a");
+        link.href = job.download_url;
+        link.textContent = `download (${job.result.rows} rows)`;
+        link.className = "button small primary";
+        link.id = "export-job-download";
+        status.appendChild(link);
+      } else if (job.state === "failed") {
+        say(`The export failed: ${job.message}`);
+      } else {
+        const share = job.total ? ` ${Math.round((100 * job.progress) / job.total)} %` : "";
+        say(`Preparing…${share}`);
+        setTimeout(() => poll(url), 1000);
+      }
+    }
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      say("Starting…");
+      const response = await fetch(form.dataset.url, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+        body: JSON.stringify({ layout: form.layout.value, format: form.format.value }),
+      });
+      const job = await response.json();
+      if (response.status !== 202) {
+        say(job.detail || "The export could not start.");
+        return;
+      }
+      poll(job.status_url);
+    });
+  }
+
+  const exportJobForm = document.getElementById("export-job");
+  if (exportJobForm) startExportJobs(exportJobForm);
   const livePanel = document.getElementById("live");
   if (livePanel && livePanel.dataset.progressUrl) startLiveFigures(livePanel);
   const previewItem = document.getElementById("preview-item");

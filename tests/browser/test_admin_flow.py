@@ -216,6 +216,17 @@ def test_admin_runs_a_batch_end_to_end(page: Page, browser, live_server, admin_u
     assert sorted(value for labels in frame["labels"] for value in labels) == [2, 4]
     assert int(frame["n"].sum()) == 2
 
+    # The same export prepared as a background job (in-process here), then downloaded.
+    job_form = page.locator("#export-job")
+    job_form.locator("select[name=layout]").select_option("dense")
+    job_form.get_by_role("button", name="Prepare").click()
+    expect(page.locator("#export-job-download")).to_contain_text("3 rows")
+    with page.expect_download() as job_download_info:
+        page.locator("#export-job-download").click()
+    job_target = artifacts / "admin-dense-job.parquet"
+    job_download_info.value.save_as(job_target)
+    assert pandas.read_parquet(job_target).equals(frame)
+
     page.get_by_role("link", name="Batches").first.click()
     expect(page.locator("table.batches")).to_contain_text("2 / 6 labels")
     page.screenshot(path=artifacts / "admin-batch-list.png", full_page=True)
