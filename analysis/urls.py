@@ -9,15 +9,22 @@ urlpatterns = [
     path("manage/<slug:slug>/report", views.report_page, name="manage-report"),
     path("manage/<slug:slug>/report/run", views.run_analysis, name="manage-report-run"),
     path("manage/<slug:slug>/report.json", views.report_json, name="manage-report-json"),
-    path("manage/<slug:slug>/report/items.csv", views.items_csv, name="manage-report-items"),
+    path(
+        "manage/<slug:slug>/report/items.csv",
+        views.report_table_csv,
+        {"table": "items"},
+        name="manage-report-items",
+    ),
     path(
         "manage/<slug:slug>/report/correlations.csv",
-        views.correlations_csv,
+        views.report_table_csv,
+        {"table": "correlations"},
         name="manage-report-correlations",
     ),
     path(
         "manage/<slug:slug>/report/annotators.csv",
-        views.annotators_csv,
+        views.report_table_csv,
+        {"table": "annotators"},
         name="manage-report-annotators",
     ),
     path(

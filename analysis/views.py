@@ -327,28 +327,20 @@ def _csv_response(batch: Batch, name: str, columns: list[str], rows) -> Streamin
     return response
 
 
-@staff_page(roles.can_analyse)
-@require_GET
-def items_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
-    batch = get_object_or_404(Batch, slug=slug)
-    _, report = _report_or_404(batch)
-    return _csv_response(batch, "items", *presentation.item_table(report))
+REPORT_TABLES = {
+    "items": presentation.item_table,
+    "correlations": presentation.correlation_table,
+    "annotators": presentation.annotator_table,
+}
 
 
 @staff_page(roles.can_analyse)
 @require_GET
-def correlations_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
+def report_table_csv(request: HttpRequest, slug: str, table: str) -> StreamingHttpResponse:
+    """One of the report's tables (items, correlations, annotators) as a CSV download."""
     batch = get_object_or_404(Batch, slug=slug)
     _, report = _report_or_404(batch)
-    return _csv_response(batch, "correlations", *presentation.correlation_table(report))
-
-
-@staff_page(roles.can_analyse)
-@require_GET
-def annotators_csv(request: HttpRequest, slug: str) -> StreamingHttpResponse:
-    batch = get_object_or_404(Batch, slug=slug)
-    _, report = _report_or_404(batch)
-    return _csv_response(batch, "annotators", *presentation.annotator_table(report))
+    return _csv_response(batch, table, *REPORT_TABLES[table](report))
 
 
 @staff_page(roles.can_analyse)

@@ -2,13 +2,9 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.services.scores import ImportRejected, import_scores
+from analysis.services.scores import import_scores
+from annotation.management.command_errors import plural, refused_input_as_command_error
 from annotation.models import Batch
-from annotation.services.errors import ServiceError
-
-
-def _plural(count: int, singular: str, plural: str) -> str:
-    return f"{count} {singular if count == 1 else plural}"
 
 
 class Command(BaseCommand):
@@ -30,17 +26,11 @@ class Command(BaseCommand):
             found = Batch.objects.filter(slug=batch).first()
             if found is None:
                 raise CommandError(f"batch '{batch}' does not exist")
-        try:
+        with refused_input_as_command_error(file):
             summary = import_scores(file, batch=found)
-        except ImportRejected as error:
-            raise CommandError(
-                f"{file} was rejected, nothing was imported:\n" + "\n".join(error.problems)
-            ) from error
-        except ServiceError as error:
-            raise CommandError(str(error)) from error
         self.stdout.write(
-            f"Imported {_plural(summary.scores_created, 'score', 'scores')} "
-            f"({_plural(summary.scores_unchanged, 'score', 'scores')} unchanged; "
-            f"{_plural(summary.sources_created, 'source', 'sources')} new, "
+            f"Imported {plural(summary.scores_created, 'score', 'scores')} "
+            f"({plural(summary.scores_unchanged, 'score', 'scores')} unchanged; "
+            f"{plural(summary.sources_created, 'source', 'sources')} new, "
             f"{summary.sources_updated} updated)"
         )

@@ -2,13 +2,9 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.management.command_errors import plural, refused_input_as_command_error
 from annotation.models import Batch
-from annotation.services.errors import ServiceError
-from annotation.services.importing import ImportRejected, import_items
-
-
-def _plural(count: int, singular: str, plural: str) -> str:
-    return f"{count} {singular if count == 1 else plural}"
+from annotation.services.importing import import_items
 
 
 class Command(BaseCommand):
@@ -26,16 +22,10 @@ class Command(BaseCommand):
         batch = Batch.objects.filter(slug=slug).first()
         if batch is None:
             raise CommandError(f"batch '{slug}' does not exist")
-        try:
+        with refused_input_as_command_error(file):
             summary = import_items(batch, file)
-        except ImportRejected as error:
-            raise CommandError(
-                f"{file} was rejected, nothing was imported:\n" + "\n".join(error.problems)
-            ) from error
-        except ServiceError as error:
-            raise CommandError(str(error)) from error
         self.stdout.write(
-            f"Imported {_plural(summary.items_created, 'item', 'items')} into {batch.slug} "
-            f"({_plural(summary.queries_created, 'query', 'queries')}, "
-            f"{_plural(summary.responses_created, 'response', 'responses')} new)"
+            f"Imported {plural(summary.items_created, 'item', 'items')} into {batch.slug} "
+            f"({plural(summary.queries_created, 'query', 'queries')}, "
+            f"{plural(summary.responses_created, 'response', 'responses')} new)"
         )
