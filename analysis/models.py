@@ -75,3 +75,15 @@ class Score(models.Model):
     def __str__(self) -> str:
         target = f"response {self.response_id}" if self.response_id else f"item {self.item_id}"
         return f"{self.source_id}: {target} = {self.value}"
+
+
+class AnalysisPermissions(models.Model):
+    """Holds the analysis app's own permission; no table (``managed = False``)."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        permissions = [("analyse_batch", "Can import scores and run analyses")]
+
+    def __str__(self) -> str:
+        return "analysis permissions"

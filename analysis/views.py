@@ -1,6 +1,7 @@
 """The analysis report page of a batch, under ``/manage/<slug>/report`` (ANALYSIS.md).
 
-Researchers and admins (``roles.can_analyse``) see the newest finished analysis of a batch:
+Researchers and admins (``analysis.access.can_analyse``) see the newest finished analysis of
+a batch:
 summary and agreement figures, the headline comparison of model–human Spearman ρ on the
 full set against the similar-quality and high-disagreement subsets, charts (inline SVG from
 ``analysis.plots``), the item and annotator tables, and downloads (the report JSON and
@@ -31,6 +32,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from analysis import plots, presentation
+from analysis.access import can_analyse
 from analysis.loading import load_items, load_scores
 from analysis.selectors import coverage as score_coverage
 from analysis.services.analyses import (
@@ -40,12 +42,15 @@ from analysis.services.analyses import (
     validate_settings,
 )
 from analysis.services.scores import import_scores
-from annotation import roles
-from annotation.models import Batch, BatchKind, Job
-from annotation.services.errors import ServiceError
-from annotation.services.importing import ImportRejected
-from annotation.services.jobs import job_files_dir, start_job
-from annotation.views.staff_pages import render_batch_page, staff_page
+from annotation.access import abilities
+from annotation.models import Batch, BatchKind
+from annotation.pages import render_batch_page
+from core.access import staff_page
+from core.errors import ServiceError
+from core.jobs.execution import job_files_dir
+from core.jobs.queue import start_job
+from core.models import Job
+from core.tabular import ImportRejected
 
 ITEM_ROWS_SHOWN = 2000
 ANNOTATOR_ROWS_SHOWN = 2000
@@ -72,17 +77,8 @@ class RunAnalysisForm(forms.Form):
 # --------------------------------------------------------------------------- helpers
 
 
-def _abilities(user) -> dict[str, bool]:
-    """What the staff base template needs to show the user's role."""
-    return {
-        "can_manage": roles.can_manage_batches(user),
-        "can_export": roles.can_export(user),
-        "can_analyse": roles.can_analyse(user),
-    }
-
-
 def _analysis_jobs(batch: Batch):
-    return Job.objects.filter(batch=batch, kind=Job.Kind.ANALYSIS)
+    return batch.jobs.filter(kind="analysis")
 
 
 def _active_job(batch: Batch) -> Job | None:
@@ -205,7 +201,7 @@ def _render_charts(report: dict) -> list[dict]:
 # --------------------------------------------------------------------------- pages
 
 
-@staff_page(roles.can_analyse)
+@staff_page(can_analyse)
 @require_GET
 def report_page(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
@@ -221,7 +217,7 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
         "failed_job": _failed_job(batch),
         "form": RunAnalysisForm(initial=_run_initial(job)),
         "run_url": reverse("manage-report-run", args=[batch.slug]),
-        **_abilities(request.user),
+        **abilities(request.user),
     }
     if report is not None:
         items = report.get("items", [])
@@ -266,7 +262,7 @@ def _wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
-@staff_page(roles.can_analyse)
+@staff_page(can_analyse)
 @require_POST
 def run_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     """Start an analysis job; JSON (for the page's script) or a redirect back to the page."""
@@ -305,7 +301,7 @@ def run_analysis(request: HttpRequest, slug: str) -> HttpResponse:
 # --------------------------------------------------------------------------- downloads
 
 
-@staff_page(roles.can_analyse)
+@staff_page(can_analyse)
 @require_GET
 def report_json(request: HttpRequest, slug: str) -> FileResponse:
     batch = get_object_or_404(Batch, slug=slug)
@@ -334,7 +330,7 @@ REPORT_TABLES = {
 }
 
 
-@staff_page(roles.can_analyse)
+@staff_page(can_analyse)
 @require_GET
 def report_table_csv(request: HttpRequest, slug: str, table: str) -> StreamingHttpResponse:
     """One of the report's tables (items, correlations, annotators) as a CSV download."""
@@ -343,7 +339,7 @@ def report_table_csv(request: HttpRequest, slug: str, table: str) -> StreamingHt
     return _csv_response(batch, table, *REPORT_TABLES[table](report))
 
 
-@staff_page(roles.can_analyse)
+@staff_page(can_analyse)
 @require_GET
 def score_scatter(request: HttpRequest, slug: str) -> HttpResponse:
     """Mean human rating (from the report) against each source's current scores, as SVG."""
@@ -367,29 +363,31 @@ def score_scatter(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
-@staff_page(roles.can_analyse)
+@staff_page(can_analyse)
 @require_POST
 def upload_scores(request: HttpRequest, slug: str) -> HttpResponse:
     """The batch page's score upload: all or nothing, problems listed on the batch page."""
     batch = get_object_or_404(Batch, slug=slug)
     upload = request.FILES.get("file")
     if upload is None:
-        return render_batch_page(
-            request, batch, score_problems=["Choose a .jsonl or .csv file of scores."]
+        return _batch_page_with_problems(
+            request, batch, ["Choose a .jsonl or .csv file of scores."]
         )
     try:
         summary = import_scores(upload, filename=upload.name, batch=batch)
     except ImportRejected as rejected:
-        return render_batch_page(
-            request, batch, score_problems=rejected.problems, score_upload_name=upload.name
-        )
+        return _batch_page_with_problems(request, batch, rejected.problems, upload.name)
     except ServiceError as error:
-        return render_batch_page(
-            request, batch, score_problems=[str(error)], score_upload_name=upload.name
-        )
+        return _batch_page_with_problems(request, batch, [str(error)], upload.name)
     messages.success(
         request,
         f"Imported {summary.scores_created} scores from {upload.name} "
         f"({summary.scores_unchanged} already stored; {summary.sources_created} new sources).",
     )
     return redirect("manage-batch", slug=batch.slug)
+
+
+def _batch_page_with_problems(request, batch: Batch, problems: list[str], upload_name=""):
+    """The batch page again, its score panel listing why nothing was imported."""
+    state = {"scores": {"problems": problems, "upload_name": upload_name}}
+    return render_batch_page(request, batch, panel_state=state, status=400)

@@ -8,12 +8,12 @@ from annotation.models import (
     Batch,
     BatchSnapshot,
     Item,
-    Job,
     Label,
     Participation,
     Query,
     Response,
 )
+from core.admin import ReadOnlyAdmin
 
 
 @admin.register(Batch)
@@ -59,19 +59,6 @@ class ParticipationAdmin(admin.ModelAdmin):
     raw_id_fields = ["annotator"]
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Leases and labels change only through the services, which keep the counters."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(Assignment)
 class AssignmentAdmin(ReadOnlyAdmin):
     list_display = ["id", "batch", "item", "annotator", "state", "expires_at"]
@@ -83,12 +70,6 @@ class LabelAdmin(ReadOnlyAdmin):
     list_display = ["item", "annotator", "value", "status", "duration_ms", "submitted_at"]
     list_filter = ["batch", "status", "kind"]
     search_fields = ["item__item_id", "annotator__pseudonym"]
-
-
-@admin.register(Job)
-class JobAdmin(ReadOnlyAdmin):
-    list_display = ["id", "kind", "batch", "state", "progress", "total", "created_at"]
-    list_filter = ["kind", "state", "batch"]
 
 
 @admin.register(BatchSnapshot)

@@ -18,6 +18,7 @@ import secrets
 import uuid
 
 from django.conf import settings
+from django.contrib.contenttypes.fields import GenericRelation
 from django.db import models
 from django.db.models import F, Q
 
@@ -115,12 +116,19 @@ class Batch(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    # The batch's jobs (core.models.Job), deleted with it. Its audit events are kept:
+    # they outlive what they describe, under their subject_label.
+    jobs = GenericRelation(
+        "core.Job",
+        content_type_field="subject_type",
+        object_id_field="subject_id",
+        related_query_name="batch",
+    )
 
     class Meta:
         verbose_name_plural = "batches"
         permissions = [
             ("export_batch", "Can export a batch's labels"),
-            ("analyse_batch", "Can import scores and run analyses"),
             ("manage_annotators", "Can exclude and re-include annotators"),
         ]
         constraints = [
@@ -364,53 +372,6 @@ class Label(models.Model):
 
     def __str__(self) -> str:
         return f"{self.value} ({self.status})"
-
-
-class Job(models.Model):
-    """A long operation (import, export, analysis) run by Celery, polled by pages and API."""
-
-    class Kind(models.TextChoices):
-        EXPORT = "export", "Export"
-        IMPORT = "import", "Import"
-        ANALYSIS = "analysis", "Analysis"
-
-    class State(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    kind = models.CharField(max_length=16, choices=Kind.choices)
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="jobs")
-    params = models.JSONField(default=dict, blank=True)
-    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
-    progress = models.PositiveBigIntegerField(default=0)
-    total = models.PositiveBigIntegerField(null=True, blank=True)
-    message = models.TextField(blank=True, default="")
-    result_path = models.CharField(max_length=500, blank=True, default="")
-    result = models.JSONField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(kind__in=["export", "import", "analysis"]), name="job_kind_known"
-            ),
-            models.CheckConstraint(
-                condition=Q(state__in=["pending", "running", "succeeded", "failed"]),
-                name="job_state_known",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.pk} ({self.state})"
 
 
 class BatchSnapshot(models.Model):

@@ -1,14 +1,9 @@
-"""Celery tasks; each calls one service. Without REDIS_URL they run in-process."""
-
-import logging
+"""Periodic Celery tasks of the annotation app; each calls one service."""
 
 from celery import shared_task
 
-from annotation.services import jobs
 from annotation.services.batches import record_snapshots
 from annotation.services.leasing import expire_leases
-
-logger = logging.getLogger(__name__)
 
 
 @shared_task(name="annotation.tasks.expire_stale_leases")
@@ -20,13 +15,3 @@ def expire_stale_leases() -> int:
 @shared_task(name="annotation.tasks.record_batch_statistics")
 def record_batch_statistics() -> int:
     return record_snapshots()
-
-
-@shared_task(name="annotation.tasks.run_job")
-def run_job(job_id: str) -> str:
-    try:
-        job = jobs.run_job(job_id)
-    except Exception:
-        logger.exception("job %s failed", job_id)
-        return "failed"
-    return job.state

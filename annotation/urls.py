@@ -15,6 +15,7 @@ urlpatterns = [
     path("manage/<slug:slug>/items", staff_pages.batch_upload, name="manage-batch-items"),
     path("manage/<slug:slug>/preview", staff_pages.batch_preview, name="manage-batch-preview"),
     path("manage/<slug:slug>/annotators", staff_pages.annotator_list, name="manage-annotators"),
+    path("manage/<slug:slug>/history", staff_pages.batch_history, name="manage-batch-history"),
     path(
         "manage/<slug:slug>/annotators/<str:pseudonym>/exclude",
         staff_pages.annotator_exclude,

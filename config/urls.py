@@ -9,6 +9,7 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("api/v1/", include("annotation.api.urls")),
     path("api/v1/", include("analysis.api.urls")),
+    path("api/v1/", include("core.api.urls")),
     path("", include("analysis.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

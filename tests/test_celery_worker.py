@@ -20,11 +20,11 @@ from django.test import Client
 from kombu import pools as kombu_pools
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Job
-from annotation.services.jobs import start_job
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from config.celery import app as celery_app
+from core.jobs.queue import start_job
+from core.models import Job
 from tests.factories import make_batch, make_participant
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/14")

@@ -6,12 +6,12 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from analysis.access import CanAnalyse
 from analysis.services.analyses import DEFAULT_RESAMPLES, latest_report, validate_settings
-from annotation.api.jobs import job_payload
-from annotation.api.permissions import CanAnalyse
 from annotation.models import Batch
-from annotation.services.errors import NotFound
-from annotation.services.jobs import start_job
+from core.api.jobs import job_payload
+from core.errors import NotFound
+from core.jobs.queue import start_job
 
 
 class AnalysisRequest(serializers.Serializer):

@@ -10,11 +10,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis import selectors
+from analysis.access import CanAnalyse
 from analysis.models import ScoreKind
 from analysis.services.scores import import_scores
-from annotation.api.permissions import CanAnalyse
 from annotation.models import Batch
-from annotation.services.errors import InvalidInput
+from core.errors import InvalidInput
 
 
 class ScoreUpload(serializers.Serializer):

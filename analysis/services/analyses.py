@@ -5,11 +5,14 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from analysis.access import can_analyse
 from analysis.loading import load_batch, load_scores
 from analysis.reports import build_report
-from annotation.models import Batch, Job
-from annotation.services.errors import InvalidInput
-from annotation.services.jobs import JobProgress, job_files_dir, register_runner
+from annotation.models import Batch
+from core.errors import InvalidInput
+from core.jobs.execution import JobProgress, job_files_dir
+from core.jobs.kinds import register_job_kind
+from core.models import Job
 
 DEFAULT_RESAMPLES = 1000
 MAX_RESAMPLES = 100_000
@@ -47,16 +50,16 @@ def write_report(report: dict, path: Path) -> None:
     os.replace(partial, path)
 
 
-@register_runner("analysis")
+@register_job_kind("analysis", can_view=can_analyse)
 def run_analysis_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
     params = job.params or {}
     report = analyse_batch(
-        job.batch,
+        job.subject,
         n_resamples=params.get("bootstrap", DEFAULT_RESAMPLES),
         seed=params.get("seed", 0),
         progress=progress,
     )
-    filename = f"{job.pk}-{job.batch.slug}-report.json"
+    filename = f"{job.pk}-{job.subject.slug}-report.json"
     write_report(report, job_files_dir() / filename)
     summary = {
         "n_items": report["n_items"],
@@ -70,7 +73,7 @@ def run_analysis_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
 def latest_report(batch: Batch) -> tuple[Job, dict] | None:
     """The newest finished analysis of the batch and its report, if any."""
     job = (
-        Job.objects.filter(batch=batch, kind=Job.Kind.ANALYSIS, state=Job.State.SUCCEEDED)
+        batch.jobs.filter(kind="analysis", state=Job.State.SUCCEEDED)
         .order_by("-finished_at")
         .first()
     )

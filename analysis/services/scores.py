@@ -1,7 +1,7 @@
 """Importing model scores from JSONL or CSV, all or nothing (FORMATS.md, "Model scores").
 
 Same approach as the item importer (``annotation.services.importing``), with the same
-reading helpers and problem collector (``annotation.services.tabular``): the file is
+reading helpers and problem collector (``core.tabular``): the file is
 read once, line by line; every row is validated and every problem is collected as
 ``FILE:LINE: field: message`` (the first 50 are listed, then "... and K more
 problems"); only one small entry per distinct (source, response/item) is kept. Sources,
@@ -35,9 +35,9 @@ from django.utils import timezone
 
 from analysis.models import Score, ScoreKind, ScoreSource
 from annotation.models import Batch, Item, Response
-from annotation.services import tabular
-from annotation.services.errors import InvalidInput
-from annotation.services.tabular import BULK_BATCH_SIZE, ImportRejected, Problems
+from core import tabular
+from core.errors import InvalidInput
+from core.tabular import BULK_BATCH_SIZE, ImportRejected, Problems
 
 __all__ = ["ImportRejected", "ScoreImportSummary", "import_scores"]
 

@@ -21,10 +21,8 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.jobs import job_payload
-from annotation.api.permissions import CanExport
+from annotation.access import CanExport
 from annotation.models import Batch
-from annotation.services.errors import InvalidInput
 from annotation.services.exporting import (
     CARD_FORMAT,
     CONTENT_TYPES,
@@ -34,7 +32,9 @@ from annotation.services.exporting import (
     export_params,
     stream_export,
 )
-from annotation.services.jobs import start_job
+from core.api.jobs import job_payload
+from core.errors import InvalidInput
+from core.jobs.queue import start_job
 
 FORMATS = (*EXPORT_FORMATS, CARD_FORMAT)
 

@@ -1,7 +1,7 @@
 """Researcher and admin API: batches, items, progress, annotators (API.md).
 
 Token auth for scripts (``Authorization: Token <key>``), session auth for staff pages.
-Reading needs the researcher role, changing the admin role (``annotation.roles``).
+Reading needs the researcher role, changing the admin role (``annotation.access``).
 """
 
 import dataclasses
@@ -13,16 +13,16 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import roles, selectors
-from annotation.api.jobs import job_payload
-from annotation.api.permissions import CanManageAnnotators, CanManageBatches, CanViewBatches
+from annotation import access, selectors
+from annotation.access import CanManageAnnotators, CanManageBatches, CanViewBatches
 from annotation.models import Annotator, Batch
 from annotation.services import annotators as annotator_services
 from annotation.services import batches as batch_services
-from annotation.services.errors import InvalidInput
 from annotation.services.import_jobs import save_upload
 from annotation.services.importing import import_items
-from annotation.services.jobs import start_job
+from core.api.jobs import job_payload
+from core.errors import InvalidInput
+from core.jobs.queue import start_job
 
 
 class BatchSerializer(serializers.ModelSerializer):
@@ -164,7 +164,7 @@ class BatchAnnotatorsView(APIView):
     @extend_schema(responses=dict)
     def get(self, request, slug: str):
         rows = selectors.annotator_rows(_batch(slug))
-        if not roles.can_manage_annotators(request.user):
+        if not access.can_manage_annotators(request.user):
             for row in rows:
                 row.pop("platform_id")
         return Response(rows)

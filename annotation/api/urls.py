@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.api import exports, jobs, staff, worker
+from annotation.api import exports, staff, worker
 
 urlpatterns = [
     # crowdworker flow (session opened by the entry page)
@@ -38,6 +38,4 @@ urlpatterns = [
     path(
         "batches/<slug:slug>/export-jobs", exports.ExportJobView.as_view(), name="api-export-jobs"
     ),
-    path("jobs/<uuid:job_id>", jobs.JobDetailView.as_view(), name="api-job"),
-    path("jobs/<uuid:job_id>/download", jobs.JobDownloadView.as_view(), name="api-job-download"),
 ]

@@ -9,9 +9,9 @@ from rest_framework.views import APIView
 
 from annotation import selectors, worker_session
 from annotation.models import Annotator, Batch, Participation
-from annotation.services.errors import InvalidInput, NotFound
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
+from core.errors import InvalidInput, NotFound
 
 
 class WorkerPrincipal:

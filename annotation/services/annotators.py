@@ -13,9 +13,9 @@ from annotation.models import (
     LabelStatus,
     Participation,
 )
-from annotation.services.errors import InvalidInput, NotFound
 from annotation.services.leasing import release_slots
-from annotation.services.locking import lock_rows
+from core.errors import InvalidInput, NotFound
+from core.locking import lock_rows
 
 MAX_PLATFORM_ID_LENGTH = 200
 

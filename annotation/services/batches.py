@@ -14,7 +14,7 @@ from annotation.models import (
     BatchState,
     Item,
 )
-from annotation.services.errors import Conflict, InvalidInput
+from core.errors import Conflict, InvalidInput
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
 

@@ -1,30 +1,32 @@
 """The ``export`` job: one export of a batch written to the jobs folder.
 
 Imported by ``AnnotationConfig.ready()`` so that every process (web, worker, commands)
-has the runner registered. Parameters (``Job.params``): ``layout`` (long, dense,
+has the kind registered. Parameters (``Job.params``): ``layout`` (long, dense,
 annotators, card), ``format`` (jsonl, csv, parquet; md for the card), ``all_statuses``.
 """
 
 import os
 
-from annotation.models import Job
+from annotation.access import can_export
 from annotation.services.exporting import export_params, export_to_file
-from annotation.services.jobs import JobProgress, job_files_dir, register_runner
+from core.jobs.execution import JobProgress, job_files_dir
+from core.jobs.kinds import register_job_kind
+from core.models import Job
 
 
-@register_runner("export")
+@register_job_kind("export", can_view=can_export)
 def run_export(job: Job, progress: JobProgress) -> tuple[dict, str]:
     params = job.params or {}
     layout, fmt, all_statuses = export_params(
         params.get("layout"), params.get("format"), params.get("all_statuses")
     )
-    filename = f"{job.pk}-{job.batch.slug}-{layout}.{fmt}"
+    filename = f"{job.pk}-{job.subject.slug}-{layout}.{fmt}"
     target = job_files_dir() / filename
     # Written under another name and renamed at the end: never a half-written download.
     partial = target.with_name(target.name + ".partial")
     try:
         rows = export_to_file(
-            job.batch, layout, fmt, partial, all_statuses=all_statuses, progress=progress
+            job.subject, layout, fmt, partial, all_statuses=all_statuses, progress=progress
         )
         os.replace(partial, target)
     finally:

@@ -46,7 +46,7 @@ from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
 from annotation.models import Batch, BatchKind, Item, Label, LabelStatus, Participation
-from annotation.services.errors import InvalidInput
+from core.errors import InvalidInput
 
 LAYOUTS = ("long", "dense", "annotators", "card")
 EXPORT_FORMATS = ("jsonl", "csv", "parquet")

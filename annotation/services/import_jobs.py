@@ -10,10 +10,12 @@ import os
 import shutil
 import uuid
 
-from annotation.models import Job
+from annotation.access import can_manage_batches
 from annotation.services.importing import import_items
-from annotation.services.jobs import JobProgress, job_files_dir, register_runner
-from annotation.services.tabular import format_of
+from core.jobs.execution import JobProgress, job_files_dir
+from core.jobs.kinds import register_job_kind
+from core.models import Job
+from core.tabular import format_of
 
 
 def save_upload(upload, filename: str) -> str:
@@ -25,12 +27,12 @@ def save_upload(upload, filename: str) -> str:
     return stored
 
 
-@register_runner("import")
+@register_job_kind("import", can_view=can_manage_batches)
 def run_import(job: Job, progress: JobProgress) -> tuple[dict, str]:
     stored = job_files_dir() / job.params["stored_file"]
     try:
         progress(0, 1, message=f"importing {job.params['filename']}")
-        summary = import_items(job.batch, stored, filename=job.params["filename"])
+        summary = import_items(job.subject, stored, filename=job.params["filename"])
     finally:
         if stored.exists():
             os.remove(stored)

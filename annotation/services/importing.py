@@ -10,7 +10,7 @@ error; item ids must be new to the batch). If anything is wrong, ``ImportRejecte
 lists the problems and nothing is written. Otherwise queries, responses and items are
 inserted a thousand rows at a time (``tabular.RowInserter``) in one transaction that
 holds the batch row's lock. Reading the file, collecting the problems and the insert
-itself are shared with the score importer, in ``annotation.services.tabular``.
+itself are shared with the score importer, in ``core.tabular``.
 
 Normalisation: ids, ``category`` and ``model`` are stripped of surrounding whitespace
 (numbers are accepted as ids and turned into strings); query and response texts are
@@ -27,11 +27,11 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
 from annotation.models import Batch, BatchKind, BatchState, Item, Query, Response, label_values
-from annotation.services.errors import Conflict, NotFound
-from annotation.services.locking import lock_rows
+from core.errors import Conflict, NotFound
+from core.locking import lock_rows
 
 # ImportRejected lives in tabular; callers keep importing it from here
-from annotation.services.tabular import (
+from core.tabular import (
     BULK_BATCH_SIZE,
     ImportRejected,
     Problems,

@@ -18,8 +18,8 @@ from annotation.models import (
     Participation,
     label_values,
 )
-from annotation.services.errors import Conflict, InvalidInput, NotFound
-from annotation.services.locking import lock_rows
+from core.errors import Conflict, InvalidInput, NotFound
+from core.locking import lock_rows
 
 MAX_DURATION_MS = 2**31 - 1
 

@@ -31,8 +31,8 @@ from annotation.models import (
     Label,
     Participation,
 )
-from annotation.services.errors import BatchUnavailable, NotFound
-from annotation.services.locking import lock_rows
+from core.errors import NotFound, Unavailable
+from core.locking import lock_rows
 
 EXPIRY_CHUNK = 1000
 CANDIDATE_ATTEMPTS = 20
@@ -59,7 +59,7 @@ def lease_next_item(
     """The annotator's current lease in this batch, or a new one, or why there is none."""
     now = now or timezone.now()
     if batch.state != BatchState.LIVE:
-        raise BatchUnavailable(batch.state, f"This batch is {batch.state}; it hands out no work.")
+        raise Unavailable(batch.state, f"This batch is {batch.state}; it hands out no work.")
     expire_leases(batch=batch, now=now)
     quota = batch.quota_per_annotator
     held = _current_lease_without_locking(batch, participation, now)

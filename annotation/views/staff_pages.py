@@ -1,6 +1,6 @@
 """Admin pages for project admins and researchers, under ``/manage/``.
 
-Thin views: they check the role (``annotation.roles``), translate forms into service
+Thin views: they check the role (``annotation.access``), translate forms into service
 calls (``annotation.services``) and render the outcome. Every error a user can cause —
 ``InvalidInput``, ``Conflict``, ``NotFound``, ``ImportRejected`` — is shown on the page.
 
@@ -12,95 +12,36 @@ calls (``annotation.services``) and render the outcome. Every error a user can c
 Anonymous visitors are sent to the login page; a logged-in user without a role gets 403.
 """
 
-from functools import wraps
-from urllib.parse import urlencode
-
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import roles, selectors
+from annotation import access, selectors
 from annotation.models import (
     DEFAULT_ANNOTATIONS_PER_ITEM,
     DEFAULT_LEASE_SECONDS,
     Annotator,
     Batch,
     BatchKind,
-    BatchState,
     Item,
     Label,
     LabelStatus,
     default_scale,
 )
+from annotation.pages import render_batch_page
 from annotation.rendering import render_markdown
 from annotation.services import annotators as annotator_services
 from annotation.services import batches as batch_services
-from annotation.services.errors import InvalidInput, ServiceError
 from annotation.services.importing import ImportRejected, import_items
-
-EXPORT_LAYOUTS = [
-    ("long", "Labels", "one row per label"),
-    ("dense", "Items", "one row per item with its list of labels"),
-    ("annotators", "Annotators", "one row per annotator who contributed"),
-]
-EXPORT_FORMATS = ["jsonl", "csv", "parquet"]
-# Prolific replaces the {{%…%}} placeholders of a study URL with each participant's ids.
-PROLIFIC_PARAMETERS = (
-    "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
-)
-
-# What the button that moves a batch into a state says, and what confirm() asks.
-STATE_ACTIONS = {
-    BatchState.LIVE: (
-        "Publish",
-        "Publish this batch? Anyone with a worker link can start rating.",
-    ),
-    BatchState.PAUSED: (
-        "Pause",
-        "Pause this batch? Workers get no new items until you resume it; "
-        "answers to items already handed out are still accepted.",
-    ),
-    BatchState.CLOSED: (
-        "Close",
-        "Close this batch for good? Workers get no more items and it cannot be reopened.",
-    ),
-}
-RESUME = ("Resume", "Resume this batch? Workers with the link can continue rating.")
-
-
-# --------------------------------------------------------------------------- access
-
-
-def staff_page(check):
-    """Login required (→ /accounts/login/), then ``check(user)`` or a 403 page."""
-
-    def decorate(view):
-        @wraps(view)
-        def guarded(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-            if not check(request.user):
-                return render(request, "annotation/staff/forbidden.html", status=403)
-            return view(request, *args, **kwargs)
-
-        return login_required(guarded)
-
-    return decorate
-
-
-def _abilities(user) -> dict[str, bool]:
-    return {
-        "can_manage": roles.can_manage_batches(user),
-        "can_manage_annotators": roles.can_manage_annotators(user),
-        "can_export": roles.can_export(user),
-        "can_analyse": roles.can_analyse(user),
-    }
-
+from core import extensions
+from core.access import staff_page
+from core.audit import event_payload, history
+from core.errors import InvalidInput, ServiceError
 
 # --------------------------------------------------------------------------- forms
 
@@ -244,7 +185,7 @@ def _batches_with_totals():
     ).order_by("-created_at", "-pk")
 
 
-@staff_page(roles.can_view_batches)
+@staff_page(access.can_view_batches)
 @require_GET
 def batch_list(request: HttpRequest) -> HttpResponse:
     rows = []
@@ -260,11 +201,11 @@ def batch_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "annotation/staff/batch_list.html",
-        {"rows": rows, **_abilities(request.user)},
+        {"rows": rows, **access.abilities(request.user)},
     )
 
 
-@staff_page(roles.can_manage_batches)
+@staff_page(access.can_manage_batches)
 @require_http_methods(["GET", "POST"])
 def batch_new(request: HttpRequest) -> HttpResponse:
     form = BatchCreateForm(request.POST or None)
@@ -279,7 +220,7 @@ def batch_new(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "annotation/staff/batch_form.html",
-        {"form": form, "creating": True, **_abilities(request.user)},
+        {"form": form, "creating": True, **access.abilities(request.user)},
         status=400 if form.is_bound and form.errors else 200,
     )
 
@@ -287,106 +228,13 @@ def batch_new(request: HttpRequest) -> HttpResponse:
 # --------------------------------------------------------------------------- one batch
 
 
-def _worker_links(request: HttpRequest, batch: Batch) -> list[dict]:
-    entry = request.build_absolute_uri(reverse("work-entry", args=[batch.slug]))
-    return [
-        {
-            "name": "Prolific",
-            "url": entry + PROLIFIC_PARAMETERS,
-            "note": "The study URL: Prolific fills in the three placeholders.",
-        },
-        {
-            "name": "MTurk",
-            "url": entry,
-            "note": (
-                "The ExternalQuestion URL: MTurk appends "
-                "?workerId=…&assignmentId=…&hitId=… itself (a HIT preview shows the "
-                "instructions and hands out nothing)."
-            ),
-        },
-        {
-            "name": "Invitation",
-            "url": entry + "?worker=",
-            "note": "Append a different id for each person, e.g. …?worker=alice.",
-        },
-    ]
-
-
-def _export_links(batch: Batch) -> dict:
-    base = reverse("api-batch-export", args=[batch.slug])
-    return {
-        "layouts": [
-            {
-                "layout": layout,
-                "name": name,
-                "description": description,
-                "links": [
-                    (fmt, f"{base}?{urlencode({'layout': layout, 'format': fmt})}")
-                    for fmt in EXPORT_FORMATS
-                ],
-            }
-            for layout, name, description in EXPORT_LAYOUTS
-        ],
-        "card": f"{base}?{urlencode({'layout': 'card'})}",
-    }
-
-
-def _state_actions(batch: Batch) -> list[dict]:
-    actions = []
-    for state in (BatchState.LIVE, BatchState.PAUSED, BatchState.CLOSED):
-        if state not in batch_services.TRANSITIONS[batch.state]:
-            continue
-        label, question = (
-            RESUME
-            if state == BatchState.LIVE and batch.state == BatchState.PAUSED
-            else STATE_ACTIONS[state]
-        )
-        actions.append({"state": state, "label": label, "confirm": question})
-    return actions
-
-
-def _batch_page(
-    request: HttpRequest,
-    batch: Batch,
-    *,
-    problems=None,
-    upload_name="",
-    score_problems=None,
-    score_upload_name="",
-    status=200,
-) -> HttpResponse:
-    figures = selectors.batch_dashboard(batch)
-    context = {
-        "batch": batch,
-        "figures": figures,
-        "percent_done": round(100 * figures["share_done"], 1),
-        "progress_url": reverse("api-batch-progress", args=[batch.slug]),
-        "worker_links": _worker_links(request, batch),
-        "exports": _export_links(batch),
-        "state_actions": _state_actions(batch),
-        "instructions_html": render_markdown(batch.instructions),
-        "consent_html": render_markdown(batch.consent_text),
-        "problems": problems or [],
-        "upload_name": upload_name,
-        "score_problems": score_problems or [],
-        "score_upload_name": score_upload_name,
-        **_abilities(request.user),
-    }
-    return render(request, "annotation/staff/batch_detail.html", context, status=status)
-
-
-@staff_page(roles.can_view_batches)
+@staff_page(access.can_view_batches)
 @require_GET
 def batch_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    return _batch_page(request, get_object_or_404(Batch, slug=slug))
+    return render_batch_page(request, get_object_or_404(Batch, slug=slug))
 
 
-def render_batch_page(request: HttpRequest, batch: Batch, **problems) -> HttpResponse:
-    """The batch page with an upload's problems listed (used by the score upload too)."""
-    return _batch_page(request, batch, status=400, **problems)
-
-
-@staff_page(roles.can_manage_batches)
+@staff_page(access.can_manage_batches)
 @require_POST
 def batch_state(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
@@ -400,23 +248,23 @@ def batch_state(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("manage-batch", slug=batch.slug)
 
 
-@staff_page(roles.can_manage_batches)
+@staff_page(access.can_manage_batches)
 @require_POST
 def batch_upload(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
     upload = request.FILES.get("file")
     if upload is None:
-        return _batch_page(
+        return render_batch_page(
             request, batch, problems=["Choose a .jsonl or .csv file to upload."], status=400
         )
     try:
         summary = import_items(batch, upload, filename=upload.name)
     except ImportRejected as rejected:
-        return _batch_page(
+        return render_batch_page(
             request, batch, problems=rejected.problems, upload_name=upload.name, status=400
         )
     except ServiceError as error:
-        return _batch_page(
+        return render_batch_page(
             request, batch, problems=[str(error)], upload_name=upload.name, status=400
         )
     messages.success(
@@ -427,7 +275,7 @@ def batch_upload(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("manage-batch", slug=batch.slug)
 
 
-@staff_page(roles.can_manage_batches)
+@staff_page(access.can_manage_batches)
 @require_http_methods(["GET", "POST"])
 def batch_edit(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
@@ -450,7 +298,7 @@ def batch_edit(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "annotation/staff/batch_form.html",
-        {"form": form, "batch": batch, "creating": False, **_abilities(request.user)},
+        {"form": form, "batch": batch, "creating": False, **access.abilities(request.user)},
         status=400 if form.is_bound and form.errors else 200,
     )
 
@@ -459,7 +307,7 @@ def _change_label(form: forms.Form, name: str) -> str:
     return "button texts" if name == "scale_labels" else str(form[name].label)
 
 
-@staff_page(roles.can_view_batches)
+@staff_page(access.can_view_batches)
 @require_GET
 def batch_preview(request: HttpRequest, slug: str) -> HttpResponse:
     """The rating page as a worker sees it, for one item; reads only, stores nothing."""
@@ -476,7 +324,7 @@ def batch_preview(request: HttpRequest, slug: str) -> HttpResponse:
         return render(
             request,
             "annotation/staff/preview_missing.html",
-            {"batch": batch, "message": message, **_abilities(request.user)},
+            {"batch": batch, "message": message, **access.abilities(request.user)},
             status=404 if wanted else 200,
         )
     before = items.filter(position__lt=item.position)
@@ -500,21 +348,21 @@ def batch_preview(request: HttpRequest, slug: str) -> HttpResponse:
 # --------------------------------------------------------------------------- annotators
 
 
-@staff_page(roles.can_view_batches)
+@staff_page(access.can_view_batches)
 @require_GET
 def annotator_list(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
-    abilities = _abilities(request.user)
+    abilities = access.abilities(request.user)
     rows = selectors.annotator_rows(batch)
     if not abilities["can_manage_annotators"]:
         for row in rows:  # platform ids identify people: admins only
             row.pop("platform_id")
-    crowd, analysed_at = _crowd_agreement(batch)
+    extra_columns = extensions.columns("annotators", request.user, batch)
     for row in rows:
         row["checks"] = row["attention_checks_passed"] + row["attention_checks_failed"]
         if row["median_duration_ms"] is not None:
             row["median_seconds"] = round(row["median_duration_ms"] / 1000, 1)
-        row["crowd_spearman"] = crowd.get(row["annotator"])
+        row["extra"] = [column["values"].get(row["annotator"]) for column in extra_columns]
     return render(
         request,
         "annotation/staff/annotators.html",
@@ -522,25 +370,10 @@ def annotator_list(request: HttpRequest, slug: str) -> HttpResponse:
             "batch": batch,
             "rows": rows,
             "n_excluded": sum(row["status"] == "excluded" for row in rows),
-            "analysed_at": analysed_at,
+            "extra_columns": extra_columns,
             **abilities,
         },
     )
-
-
-def _crowd_agreement(batch: Batch) -> tuple[dict[str, float | None], object]:
-    """Each annotator's Spearman with the leave-one-out crowd, from the latest analysis.
-
-    Computing it needs every counted label of the batch, so the page shows the figures of
-    the newest finished analysis (and when it ran) rather than recomputing per view.
-    """
-    from analysis.services.analyses import latest_report  # analysis builds on annotation
-
-    found = latest_report(batch)
-    if found is None:
-        return {}, None
-    job, report = found
-    return {e["annotator"]: e.get("crowd_spearman") for e in report["annotators"]}, job.finished_at
 
 
 def _change_participation(request: HttpRequest, slug: str, pseudonym: str, include: bool):
@@ -565,13 +398,36 @@ def _change_participation(request: HttpRequest, slug: str, pseudonym: str, inclu
     return redirect("manage-annotators", slug=batch.slug)
 
 
-@staff_page(roles.can_manage_annotators)
+@staff_page(access.can_manage_annotators)
 @require_POST
 def annotator_exclude(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     return _change_participation(request, slug, pseudonym, include=False)
 
 
-@staff_page(roles.can_manage_annotators)
+@staff_page(access.can_manage_annotators)
 @require_POST
 def annotator_include(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     return _change_participation(request, slug, pseudonym, include=True)
+
+
+# --------------------------------------------------------------------------- history
+
+HISTORY_SHOWN = 500
+
+
+@staff_page(access.can_view_batches)
+@require_GET
+def batch_history(request: HttpRequest, slug: str) -> HttpResponse:
+    """Who did what to the batch and when (the audit trail), newest first."""
+    batch = get_object_or_404(Batch, slug=slug)
+    events = [event_payload(event) for event in history(batch)[:HISTORY_SHOWN]]
+    return render(
+        request,
+        "annotation/staff/history.html",
+        {
+            "batch": batch,
+            "events": events,
+            "limit": HISTORY_SHOWN,
+            **access.abilities(request.user),
+        },
+    )

@@ -15,7 +15,7 @@ from annotation import worker_session
 from annotation.models import Batch, BatchState, Participation
 from annotation.rendering import render_markdown
 from annotation.services.annotators import identify_annotator, join_batch
-from annotation.services.errors import InvalidInput
+from core.errors import InvalidInput
 
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 

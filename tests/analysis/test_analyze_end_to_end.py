@@ -173,7 +173,7 @@ def test_analysis_job_through_the_api(django_capture_on_commit_callbacks):
 def test_annotator_page_shows_crowd_agreement_of_the_latest_analysis(
     django_capture_on_commit_callbacks,
 ):
-    from annotation.services.jobs import start_job
+    from core.jobs.queue import start_job
 
     batch = make_batch(n_items=8, per_item=4)
     collect_labels(batch, n_people=5, seed=4)

@@ -16,10 +16,11 @@ from analysis.models import Score, ScoreSource
 from analysis.presentation import CORRELATION_COLUMNS
 from analysis.services.analyses import latest_report
 from analysis.views import ITEM_ROWS_SHOWN
-from annotation.models import BatchKind, Item, Job
-from annotation.services.jobs import start_job
+from annotation.models import BatchKind, Item
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
+from core.jobs.queue import start_job
+from core.models import Job
 from tests.factories import make_batch, make_participant
 
 pytestmark = pytest.mark.django_db
@@ -82,7 +83,7 @@ def analysed_batch(kind=BatchKind.ABSOLUTE, n_items=12, sources=None, bootstrap=
 
 
 def run_job_now(batch, bootstrap=50, seed=0):
-    from annotation.services.jobs import run_job
+    from core.jobs.execution import run_job
 
     job = start_job("analysis", batch, {"bootstrap": bootstrap, "seed": seed})
     return run_job(job.pk)  # eager Celery would run it on commit; run it here directly
@@ -219,7 +220,7 @@ def test_the_script_gets_json_with_the_status_url(researcher, django_capture_on_
 
 def test_a_running_job_is_followed_by_the_page(researcher):
     batch = make_batch(n_items=4, per_item=2)
-    job = Job.objects.create(kind="analysis", batch=batch, params={"bootstrap": 10})
+    job = Job.objects.create(kind="analysis", subject=batch, params={"bootstrap": 10})
     html = researcher.get(f"/manage/{batch.slug}/report").content.decode()
     assert f'data-status-url="/api/v1/jobs/{job.pk}"' in html
     assert "Analysis running" in html
@@ -250,7 +251,7 @@ def test_a_failed_analysis_is_explained(researcher, monkeypatch):
 
     monkeypatch.setattr("analysis.services.analyses.build_report", broken)
     job = start_job("analysis", batch, {"bootstrap": 0, "seed": 0})
-    from annotation.services.jobs import run_job
+    from core.jobs.execution import run_job
 
     with pytest.raises(RuntimeError):
         run_job(job.pk)

@@ -21,7 +21,7 @@ from analysis.models import Score, ScoreSource
 from analysis.selectors import coverage
 from analysis.services.scores import ImportRejected, ScoreImportSummary, import_scores
 from annotation.models import BatchKind, Item
-from annotation.services.errors import InvalidInput
+from core.errors import InvalidInput
 from tests.factories import make_batch
 
 pytestmark = pytest.mark.django_db

@@ -21,11 +21,12 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Item, Job, Label, Participation, label_values
+from annotation.models import Item, Label, Participation, label_values
 from annotation.services import exporting
 from annotation.services.annotators import exclude_annotator
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import expire_leases, lease_next_item
+from core.models import Job
 from tests.factories import make_batch, make_participant
 
 pytestmark = pytest.mark.django_db

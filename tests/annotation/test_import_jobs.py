@@ -9,7 +9,7 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Item
-from annotation.services.jobs import job_files_dir
+from core.jobs.execution import job_files_dir
 from tests.factories import make_batch
 
 pytestmark = pytest.mark.django_db

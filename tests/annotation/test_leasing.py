@@ -7,9 +7,9 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Item, Label, LabelStatus
 from annotation.services.batches import change_state, set_annotations_per_item
-from annotation.services.errors import BatchUnavailable, Conflict, InvalidInput, NotFound
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import expire_leases, lease_next_item
+from core.errors import Conflict, InvalidInput, NotFound, Unavailable
 from tests.factories import make_batch, make_participant
 
 pytestmark = pytest.mark.django_db
@@ -160,7 +160,7 @@ def test_paused_batch_hands_out_nothing_but_accepts_held_labels():
     person = make_participant(batch)
     held = lease(batch, person)
     batch = change_state(batch, "paused")
-    with pytest.raises(BatchUnavailable):
+    with pytest.raises(Unavailable):
         lease(batch, person)
     assert rate(person, held).status == "counted"
 

@@ -14,9 +14,9 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Job
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
+from core.models import Job
 from tests.factories import make_batch, make_participant
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +51,7 @@ def setting():
         RESEARCHER: researcher_pages,
         ADMIN: admin_pages,
     }
-    job = Job.objects.create(kind="export", batch=batch, params={})
+    job = Job.objects.create(kind="export", subject=batch, params={})
     return batch, person.annotator.pseudonym, clients, page_clients, job
 
 

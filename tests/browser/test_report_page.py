@@ -16,9 +16,10 @@ from playwright.sync_api import Page, expect
 
 from analysis.models import Score, ScoreSource
 from analysis.services.analyses import latest_report
-from annotation.models import Item, Job
+from annotation.models import Item
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
+from core.models import Job
 from tests.factories import make_batch, make_participant
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

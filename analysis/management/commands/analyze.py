@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from analysis.services.analyses import DEFAULT_RESAMPLES, analyse_batch, write_report
 from annotation.models import Batch
-from annotation.services.errors import ServiceError
+from core.errors import ServiceError
 
 
 class Command(BaseCommand):

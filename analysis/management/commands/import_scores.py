@@ -3,8 +3,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.services.scores import import_scores
-from annotation.management.command_errors import plural, refused_input_as_command_error
 from annotation.models import Batch
+from core.commands import plural, refused_input_as_command_error
 
 
 class Command(BaseCommand):

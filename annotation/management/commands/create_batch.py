@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import DEFAULT_ANNOTATIONS_PER_ITEM, DEFAULT_LEASE_SECONDS, BatchKind
 from annotation.services.batches import change_state, create_batch
-from annotation.services.errors import ServiceError
+from core.errors import ServiceError
 
 
 class Command(BaseCommand):

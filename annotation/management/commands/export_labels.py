@@ -13,8 +13,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch
-from annotation.services.errors import ServiceError
 from annotation.services.exporting import CARD_FORMAT, EXPORT_FORMATS, export_to_file
+from core.errors import ServiceError
 
 SUMMARY = {
     "long": "{rows} {labels} of {slug}",

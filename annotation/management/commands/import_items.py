@@ -2,9 +2,9 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.command_errors import plural, refused_input_as_command_error
 from annotation.models import Batch
 from annotation.services.importing import import_items
+from core.commands import plural, refused_input_as_command_error
 
 
 class Command(BaseCommand):

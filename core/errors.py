@@ -1,4 +1,7 @@
-"""Errors a user can cause. Services raise them; views and commands render them."""
+"""Errors a user can cause. Services of every app raise them; views and commands render them.
+
+The API renders them through ``core.api.errors.exception_handler``; pages and commands show
+``str(error)``, which is always a message the user can act on."""
 
 
 class ServiceError(Exception):
@@ -22,9 +25,9 @@ class Conflict(ServiceError):
     """The request contradicts what is already stored."""
 
 
-class BatchUnavailable(ServiceError):
-    """The batch does not hand out work in its current state."""
+class Unavailable(ServiceError):
+    """The thing exists but does not serve this request in its current state."""
 
-    def __init__(self, batch_state: str, message: str):
+    def __init__(self, state: str, message: str):
         super().__init__(message)
-        self.batch_state = batch_state
+        self.state = state

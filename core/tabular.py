@@ -28,7 +28,7 @@ from typing import IO, Any, TypeVar
 from django.db import connection
 from django.db.models.constants import OnConflict
 
-from annotation.services.errors import InvalidInput, ServiceError
+from core.errors import InvalidInput, ServiceError
 
 __all__ = [
     "BULK_BATCH_SIZE",

@@ -5,8 +5,8 @@ from contextlib import contextmanager
 
 from django.core.management.base import CommandError
 
-from annotation.services.errors import ServiceError
-from annotation.services.tabular import ImportRejected
+from core.errors import ServiceError
+from core.tabular import ImportRejected
 
 
 @contextmanager

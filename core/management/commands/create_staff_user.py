@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from rest_framework.authtoken.models import Token
 
-from annotation.roles import ADMIN_GROUP, RESEARCHER_GROUP
+from core.roles import ADMIN_GROUP, RESEARCHER_GROUP
 
 
 class Command(BaseCommand):

@@ -4,19 +4,19 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotation.services.errors import (
-    BatchUnavailable,
+from core.errors import (
     Conflict,
     InvalidInput,
     NotFound,
     ServiceError,
+    Unavailable,
 )
 
 STATUS_BY_ERROR = [
     (InvalidInput, status.HTTP_400_BAD_REQUEST),
     (NotFound, status.HTTP_404_NOT_FOUND),
     (Conflict, status.HTTP_409_CONFLICT),
-    (BatchUnavailable, status.HTTP_403_FORBIDDEN),
+    (Unavailable, status.HTTP_403_FORBIDDEN),
 ]
 
 

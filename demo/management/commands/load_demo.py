@@ -11,11 +11,13 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from analysis.models import ScoreSource
+from analysis.services.scores import import_scores
 from annotation.models import Batch
 from annotation.services.batches import change_state, create_batch
 from annotation.services.importing import import_items
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+DEMO_DIR = Path(__file__).resolve().parents[2] / "data"
 DEMO_BATCHES = [
     {
         "slug": "demo-absolute",
@@ -77,9 +79,6 @@ class Command(BaseCommand):
 
     def _import_demo_scores(self) -> None:
         """Three score sources (reward model, LM perplexity, judge) for the analysis page."""
-        from analysis.models import ScoreSource
-        from analysis.services.scores import import_scores
-
         if not ScoreSource.objects.filter(name__startswith="demo-").exists():
             import_scores(DEMO_DIR / "scores.jsonl")
 

@@ -1,38 +1,20 @@
-"""Long operations as jobs: recorded with state and progress, run by Celery.
-
-``start_job`` records a ``Job`` and hands its id to the ``annotation.tasks.run_job``
-task once the transaction commits. With ``REDIS_URL`` set a worker process runs it;
-without, Celery runs it in-process (eager) before ``start_job`` returns. Runners are
-plain functions registered per kind; they report progress through ``JobProgress`` and
-return ``(result dict, result file path or "")``.
-"""
+"""Running a recorded job: state, progress and failures written to its ``Job`` row."""
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Batch, Job
-from annotation.services.errors import ServiceError
-
-Runner = Callable[[Job, "JobProgress"], tuple[dict, str]]
-_RUNNERS: dict[str, Runner] = {}
+from core.errors import ServiceError
+from core.jobs.kinds import job_kind
+from core.models import Job
 
 PROGRESS_WRITE_INTERVAL_S = 0.5
 
 
-def register_runner(kind: str) -> Callable[[Runner], Runner]:
-    def decorate(runner: Runner) -> Runner:
-        _RUNNERS[kind] = runner
-        return runner
-
-    return decorate
-
-
 def job_files_dir() -> Path:
+    """Where jobs keep their files (exports, reports, stored uploads)."""
     folder = Path(settings.DATA_DIR) / "jobs"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
@@ -59,37 +41,25 @@ class JobProgress:
         Job.objects.filter(pk=self.job.pk).update(**fields)
 
 
-def start_job(kind: str, batch: Batch, params: dict | None = None, user=None) -> Job:
-    from annotation.tasks import run_job
-
-    if kind not in _RUNNERS:
-        raise ValueError(f"no runner registered for job kind {kind!r}")
-    job = Job.objects.create(
-        kind=kind,
-        batch=batch,
-        params=params or {},
-        created_by=user if user is not None and user.is_authenticated else None,
-    )
-    transaction.on_commit(lambda: run_job.delay(str(job.pk)))
-    job.refresh_from_db()
-    return job
-
-
 def run_job(job_id: str) -> Job:
     """Execute a recorded job (called by the Celery task); failures are recorded."""
     job = Job.objects.get(pk=job_id)
     if job.state != Job.State.PENDING:
         return job  # delivered twice: the first delivery owns it
+    kind = job_kind(job.kind)
+    if kind is None:
+        record_failure(job, f"no runner is registered for job kind {job.kind!r}")
+        return job
     job.state = Job.State.RUNNING
     job.started_at = timezone.now()
     job.save(update_fields=["state", "started_at"])
     try:
-        result, result_path = _RUNNERS[job.kind](job, JobProgress(job))
+        result, result_path = kind.runner(job, JobProgress(job))
     except ServiceError as error:  # the user's input was refused: say why, no traceback
-        _record_failure(job, str(error), getattr(error, "problems", None))
+        record_failure(job, str(error), getattr(error, "problems", None))
         return job
     except Exception as error:  # recorded for the user; the traceback goes to the log
-        _record_failure(job, f"{type(error).__name__}: {error}", None)
+        record_failure(job, f"{type(error).__name__}: {error}")
         raise
     job.refresh_from_db(fields=["progress", "total"])
     job.state = Job.State.SUCCEEDED
@@ -102,7 +72,7 @@ def run_job(job_id: str) -> Job:
     return job
 
 
-def _record_failure(job: Job, message: str, problems: list[str] | None) -> None:
+def record_failure(job: Job, message: str, problems: list[str] | None = None) -> None:
     job.state = Job.State.FAILED
     job.message = message
     job.result = {"problems": problems} if problems else None

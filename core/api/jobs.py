@@ -1,4 +1,7 @@
-"""Job status and result download (export/analysis jobs started elsewhere)."""
+"""Job status and result download, for every job kind (started by the apps' endpoints).
+
+Who may see a job is decided by its kind's ``can_view`` (``core.jobs.kinds``).
+"""
 
 from pathlib import Path
 
@@ -6,26 +9,27 @@ from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import roles
-from annotation.models import Job
-from annotation.services.errors import Conflict
-from annotation.services.jobs import job_files_dir
+from core.errors import Conflict
+from core.jobs.execution import job_files_dir
+from core.jobs.kinds import can_view_any_job, can_view_job
+from core.models import Job
 
 
 class CanSeeJobs(BasePermission):
     def has_permission(self, request, view):
-        return roles.can_export(request.user) or roles.can_analyse(request.user)
+        return can_view_any_job(request.user)
 
 
 def job_payload(request, job: Job) -> dict:
+    """The job as the API shows it; its subject appears under its model's name (``batch``)."""
     payload = {
         "id": str(job.pk),
         "kind": job.kind,
-        "batch": job.batch.slug,
         "state": job.state,
         "progress": job.progress,
         "total": job.total,
@@ -37,6 +41,8 @@ def job_payload(request, job: Job) -> dict:
         "status_url": request.build_absolute_uri(reverse("api-job", args=[job.pk])),
         "download_url": None,
     }
+    if job.subject_type_id is not None:
+        payload[job.subject_type.model] = str(job.subject) if job.subject else None
     if job.state == Job.State.SUCCEEDED and job.result_path:
         payload["download_url"] = request.build_absolute_uri(
             reverse("api-job-download", args=[job.pk])
@@ -44,13 +50,19 @@ def job_payload(request, job: Job) -> dict:
     return payload
 
 
+def _visible_job(request, job_id) -> Job:
+    job = get_object_or_404(Job, pk=job_id)
+    if not can_view_job(request.user, job.kind):
+        raise PermissionDenied("Your role does not include this kind of job.")
+    return job
+
+
 class JobDetailView(APIView):
     permission_classes = [CanSeeJobs]
 
     @extend_schema(responses=dict)
     def get(self, request, job_id):
-        job = get_object_or_404(Job.objects.select_related("batch"), pk=job_id)
-        return Response(job_payload(request, job))
+        return Response(job_payload(request, _visible_job(request, job_id)))
 
 
 class JobDownloadView(APIView):
@@ -58,7 +70,7 @@ class JobDownloadView(APIView):
 
     @extend_schema(responses={(200, "application/octet-stream"): bytes})
     def get(self, request, job_id):
-        job = get_object_or_404(Job, pk=job_id)
+        job = _visible_job(request, job_id)
         if job.state != Job.State.SUCCEEDED or not job.result_path:
             raise Conflict(f"job: {job.pk} has no file to download (state {job.state})")
         path = Path(job.result_path)

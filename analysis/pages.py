@@ -1,0 +1,71 @@
+"""What the analysis app adds to the batch pages (through ``core.extensions``):
+
+* an **Analysis** tab (the report page);
+* a **Model scores** panel on the batch overview (score upload, link to the report);
+* a **Crowd ρ** column in the annotators table: each annotator's Spearman with the
+  leave-one-out crowd, from the newest finished analysis (computing it needs every
+  counted label of the batch, so the table shows the last analysis's figures and says
+  when it ran, rather than recomputing on every view).
+"""
+
+from analysis.access import can_analyse
+from analysis.services.analyses import latest_report
+from core.extensions import Column, Panel, Tab, register_column, register_panel, register_tab
+
+
+def _score_panel_context(request, batch, state: dict) -> dict:
+    return {
+        "score_problems": state.get("problems", []),
+        "score_upload_name": state.get("upload_name", ""),
+    }
+
+
+def _crowd_spearman(batch) -> dict[str, str]:
+    found = latest_report(batch)
+    if found is None:
+        return {}
+    _, report = found
+    return {
+        entry["annotator"]: f"{entry['crowd_spearman']:.2f}"
+        for entry in report.get("annotators", [])
+        if entry.get("crowd_spearman") is not None
+    }
+
+
+def _analysed_at(batch) -> str:
+    found = latest_report(batch)
+    return f"{found[0].finished_at:%Y-%m-%d %H:%M} UTC" if found else ""
+
+
+def _crowd_title(batch) -> str:
+    when = _analysed_at(batch)
+    title = "Spearman between this annotator's labels and the mean of the others on the same items"
+    return f"{title}, from the analysis of {when}" if when else title
+
+
+def _crowd_note(batch) -> str:
+    when = _analysed_at(batch)
+    source = f"from the analysis of {when}" if when else "run an analysis to see it"
+    return (
+        f"Crowd ρ is each annotator's agreement with the others ({source}): low values "
+        "flag careless work, or a consistent minority view."
+    )
+
+
+def register_extensions() -> None:
+    register_tab("batch", Tab("Analysis", "manage-report", can_analyse, order=40))
+    register_panel(
+        "batch",
+        Panel("scores", "analysis/panels/scores.html", _score_panel_context, can_analyse, 50),
+    )
+    register_column(
+        "annotators",
+        Column(
+            "crowd_spearman",
+            "Crowd ρ",
+            _crowd_spearman,
+            title=_crowd_title,
+            note=_crowd_note,
+            order=50,
+        ),
+    )

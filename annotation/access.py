@@ -1,0 +1,71 @@
+"""Who may do what with batches: the annotation app's permissions and the checks on them.
+
+Granted to the staff roles of ``core.roles`` (from ``AnnotationConfig.ready``):
+
+* researcher — read batches, items and labels, export labels, follow jobs;
+* admin — also create, edit and publish batches, upload items, see annotators' platform
+  ids and exclude / re-include annotators.
+
+Every page and API endpoint asks these ``can_*`` functions (``core.access``).
+"""
+
+from core.access import permission_class
+from core.roles import ADMIN_GROUP, RESEARCHER_GROUP, grant, has_permission
+
+RESEARCHER_PERMISSIONS = [
+    "annotation.view_batch",
+    "annotation.view_item",
+    "annotation.view_label",
+    "annotation.export_batch",
+    "core.view_job",
+    "core.add_job",
+    "core.view_auditevent",
+]
+ADMIN_PERMISSIONS = [
+    "annotation.add_batch",
+    "annotation.change_batch",
+    "annotation.add_item",
+    "annotation.view_annotator",
+    "annotation.view_participation",
+    "annotation.change_participation",
+    "annotation.view_assignment",
+    "annotation.view_query",
+    "annotation.view_response",
+    "annotation.manage_annotators",
+]
+
+
+def grant_permissions() -> None:
+    grant(RESEARCHER_GROUP, *RESEARCHER_PERMISSIONS)
+    grant(ADMIN_GROUP, *ADMIN_PERMISSIONS)
+
+
+def can_view_batches(user) -> bool:
+    return has_permission(user, "annotation.view_batch")
+
+
+def can_manage_batches(user) -> bool:
+    return has_permission(user, "annotation.change_batch")
+
+
+def can_manage_annotators(user) -> bool:
+    return has_permission(user, "annotation.manage_annotators")
+
+
+def can_export(user) -> bool:
+    return has_permission(user, "annotation.export_batch")
+
+
+def abilities(user) -> dict[str, bool]:
+    """The flags the staff templates use to show or hide actions."""
+    return {
+        "can_manage": can_manage_batches(user),
+        "can_manage_annotators": can_manage_annotators(user),
+        "can_export": can_export(user),
+    }
+
+
+CanViewBatches = permission_class(can_view_batches)
+CanManageBatches = permission_class(can_manage_batches, read_check=can_view_batches)
+CanManageAnnotators = permission_class(can_manage_annotators)
+CanExport = permission_class(can_export)

@@ -1,0 +1,148 @@
+"""The staff pages' shared parts: the batch overview page and what the annotation app
+registers in ``core.extensions`` (the main navigation and the batch tabs).
+
+Other apps render the batch page again through ``render_batch_page`` (e.g. after a refused
+upload in their own panel) and add tabs, panels and columns through ``core.extensions``.
+"""
+
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from annotation import access, selectors
+from annotation.models import Batch, BatchState
+from annotation.rendering import render_markdown
+from annotation.services import batches as batch_services
+from core.extensions import NavLink, Tab, register_nav, register_tab
+
+EXPORT_LAYOUTS = [
+    ("long", "Labels", "one row per label"),
+    ("dense", "Items", "one row per item with its list of labels"),
+    ("annotators", "Annotators", "one row per annotator who contributed"),
+]
+EXPORT_FORMATS = ["jsonl", "csv", "parquet"]
+# Prolific replaces the {{%…%}} placeholders of a study URL with each participant's ids.
+PROLIFIC_PARAMETERS = (
+    "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+)
+
+# What the button that moves a batch into a state says, and what confirm() asks.
+STATE_ACTIONS = {
+    BatchState.LIVE: (
+        "Publish",
+        "Publish this batch? Anyone with a worker link can start rating.",
+    ),
+    BatchState.PAUSED: (
+        "Pause",
+        "Pause this batch? Workers get no new items until you resume it; "
+        "answers to items already handed out are still accepted.",
+    ),
+    BatchState.CLOSED: (
+        "Close",
+        "Close this batch for good? Workers get no more items and it cannot be reopened.",
+    ),
+}
+RESUME = ("Resume", "Resume this batch? Workers with the link can continue rating.")
+
+
+def _worker_links(request: HttpRequest, batch: Batch) -> list[dict]:
+    entry = request.build_absolute_uri(reverse("work-entry", args=[batch.slug]))
+    return [
+        {
+            "name": "Prolific",
+            "url": entry + PROLIFIC_PARAMETERS,
+            "note": "The study URL: Prolific fills in the three placeholders.",
+        },
+        {
+            "name": "MTurk",
+            "url": entry,
+            "note": (
+                "The ExternalQuestion URL: MTurk appends "
+                "?workerId=…&assignmentId=…&hitId=… itself (a HIT preview shows the "
+                "instructions and hands out nothing)."
+            ),
+        },
+        {
+            "name": "Invitation",
+            "url": entry + "?worker=",
+            "note": "Append a different id for each person, e.g. …?worker=alice.",
+        },
+    ]
+
+
+def _export_links(batch: Batch) -> dict:
+    base = reverse("api-batch-export", args=[batch.slug])
+    return {
+        "layouts": [
+            {
+                "layout": layout,
+                "name": name,
+                "description": description,
+                "links": [
+                    (fmt, f"{base}?{urlencode({'layout': layout, 'format': fmt})}")
+                    for fmt in EXPORT_FORMATS
+                ],
+            }
+            for layout, name, description in EXPORT_LAYOUTS
+        ],
+        "card": f"{base}?{urlencode({'layout': 'card'})}",
+    }
+
+
+def _state_actions(batch: Batch) -> list[dict]:
+    actions = []
+    for state in (BatchState.LIVE, BatchState.PAUSED, BatchState.CLOSED):
+        if state not in batch_services.TRANSITIONS[batch.state]:
+            continue
+        label, question = (
+            RESUME
+            if state == BatchState.LIVE and batch.state == BatchState.PAUSED
+            else STATE_ACTIONS[state]
+        )
+        actions.append({"state": state, "label": label, "confirm": question})
+    return actions
+
+
+def render_batch_page(
+    request: HttpRequest,
+    batch: Batch,
+    *,
+    problems=None,
+    upload_name="",
+    panel_state: dict | None = None,
+    status=200,
+) -> HttpResponse:
+    """The batch's overview page; ``problems`` lists a refused item upload's lines and
+    ``panel_state`` what another app's panel wants shown (e.g. a refused score upload)."""
+    figures = selectors.batch_dashboard(batch)
+    context = {
+        "batch": batch,
+        "figures": figures,
+        "percent_done": round(100 * figures["share_done"], 1),
+        "progress_url": reverse("api-batch-progress", args=[batch.slug]),
+        "worker_links": _worker_links(request, batch),
+        "exports": _export_links(batch),
+        "state_actions": _state_actions(batch),
+        "instructions_html": render_markdown(batch.instructions),
+        "consent_html": render_markdown(batch.consent_text),
+        "problems": problems or [],
+        "upload_name": upload_name,
+        "panel_state": panel_state or {},
+        **access.abilities(request.user),
+    }
+    return render(request, "annotation/staff/batch_detail.html", context, status=status)
+
+
+def register_extensions() -> None:
+    """The staff site's "Batches" entry and the tabs of every batch page."""
+    register_nav(NavLink("Batches", "manage-batches", access.can_view_batches, order=10))
+    for tab in (
+        Tab("Overview", "manage-batch", order=10),
+        Tab("Annotators", "manage-annotators", order=20),
+        Tab("Preview as a worker", "manage-batch-preview", order=30),
+        Tab("History", "manage-batch-history", order=80),
+        Tab("Edit", "manage-batch-edit", access.can_manage_batches, order=90),
+    ):
+        register_tab("batch", tab)

@@ -1,0 +1,99 @@
+"""Records the platform keeps for every app: background jobs and the audit trail.
+
+Both point at what they concern (a batch, a corpus, ...) through a generic relation, so
+that ``core`` needs no app's models: an app that wants ``subject.jobs`` or
+``subject.audit_events`` declares a ``GenericRelation`` on its own model.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.contrib.contenttypes.fields import GenericForeignKey
+from django.contrib.contenttypes.models import ContentType
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class Job(models.Model):
+    """A long operation (import, export, analysis, ...) run by Celery, polled by pages and API.
+
+    ``kind`` names a runner registered in ``core.jobs.kinds``; a system check makes sure
+    that every kind an app declares has one.
+    """
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=32)
+    subject_type = models.ForeignKey(
+        ContentType, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    subject_id = models.PositiveBigIntegerField(null=True, blank=True)
+    subject = GenericForeignKey("subject_type", "subject_id")
+    params = models.JSONField(default=dict, blank=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    progress = models.PositiveBigIntegerField(default=0)
+    total = models.PositiveBigIntegerField(null=True, blank=True)
+    message = models.TextField(blank=True, default="")
+    result_path = models.CharField(max_length=500, blank=True, default="")
+    result = models.JSONField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(state__in=["pending", "running", "succeeded", "failed"]),
+                name="core_job_state_known",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["subject_type", "subject_id", "kind"], name="job_subject_kind"),
+            models.Index(fields=["state", "created_at"], name="job_state_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.pk} ({self.state})"
+
+
+class AuditEvent(models.Model):
+    """One state-changing action by a staff member, a command or an automatic policy.
+
+    ``changes`` holds what changed as ``{"field": [before, after]}`` or, for actions
+    that are not edits (an exclusion, an upload), the facts that identify them.
+    ``subject_label`` keeps a readable name even if the subject is deleted later.
+    """
+
+    at = models.DateTimeField(default=timezone.now)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    actor_name = models.CharField(max_length=200)
+    action = models.CharField(max_length=64)
+    subject_type = models.ForeignKey(
+        ContentType, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    subject_id = models.PositiveBigIntegerField(null=True, blank=True)
+    subject = GenericForeignKey("subject_type", "subject_id")
+    subject_label = models.CharField(max_length=200, blank=True, default="")
+    changes = models.JSONField(default=dict, blank=True)
+    reason = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        indexes = [
+            models.Index(fields=["subject_type", "subject_id", "at"], name="audit_subject_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_name} {self.action} {self.subject_label}"

@@ -1,0 +1,71 @@
+"""Staff roles: two groups whose permissions each app declares, refreshed after migrate.
+
+* ``researcher`` — reads and analyses (each app grants what that means for it);
+* ``admin`` — everything a researcher may do, plus what apps grant admins only.
+
+Apps call ``grant(role, "app_label.codename", ...)`` from their ``AppConfig.ready()``;
+``ensure_roles`` (connected to ``post_migrate``) gives the groups exactly the granted
+permissions. Crowdworkers have no Django login and hold neither role.
+"""
+
+ADMIN_GROUP = "admin"
+RESEARCHER_GROUP = "researcher"
+ROLES = (RESEARCHER_GROUP, ADMIN_GROUP)
+
+_GRANTS: dict[str, list[str]] = {RESEARCHER_GROUP: [], ADMIN_GROUP: []}
+
+
+def grant(role: str, *permissions: str) -> None:
+    """Grant permissions (``"app_label.codename"``) to a role; admins inherit researchers'."""
+    if role not in _GRANTS:
+        raise ValueError(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
+    for permission in permissions:
+        if permission not in _GRANTS[role]:
+            _GRANTS[role].append(permission)
+
+
+def role_permissions(role: str) -> list[str]:
+    if role == ADMIN_GROUP:
+        return _GRANTS[RESEARCHER_GROUP] + _GRANTS[ADMIN_GROUP]
+    return list(_GRANTS[role])
+
+
+def ensure_roles(**kwargs) -> None:
+    """Create/refresh the groups (idempotent); connected to ``post_migrate``."""
+    from django.contrib.auth.models import Group
+
+    for role in ROLES:
+        group, _ = Group.objects.get_or_create(name=role)
+        group.permissions.set(_permissions(role_permissions(role)))
+
+
+def _permissions(dotted_names: list[str]) -> list:
+    from django.contrib.auth.models import Permission
+
+    found = []
+    for dotted in dotted_names:
+        app_label, codename = dotted.split(".", 1)
+        permission = Permission.objects.filter(
+            content_type__app_label=app_label, codename=codename
+        ).first()
+        if permission is not None:  # an app not migrated yet adds it on its own migrate
+            found.append(permission)
+    return found
+
+
+def has_permission(user, permission: str) -> bool:
+    """Whether a logged-in staff user holds ``"app_label.codename"``."""
+    return bool(user and user.is_authenticated and user.has_perm(permission))
+
+
+def role_of(user) -> str | None:
+    """The highest role the user holds through a group (or as superuser), for display."""
+    if not (user and user.is_authenticated):
+        return None
+    if user.is_superuser:
+        return ADMIN_GROUP
+    names = set(user.groups.values_list("name", flat=True))
+    for role in (ADMIN_GROUP, RESEARCHER_GROUP):
+        if role in names:
+            return role
+    return None
