@@ -1,7 +1,7 @@
 """Data of the annotation study and the invariants the database holds by itself.
 
-The exactly-N guarantee rests on two counters per item, kept by the services in the
-same transaction as the rows they count:
+The exactly-N guarantee rests on two counters per item, changed only by
+``annotation.services.slots``, in the same transaction as the rows they count:
 
 * ``reserved_count`` = counted labels + open leases: a slot is taken when an item is
   leased and given back when the lease expires unsubmitted;
@@ -9,7 +9,7 @@ same transaction as the rows they count:
 
 Check constraints keep ``0 <= counted_count <= reserved_count <= target`` where ``target``
 is the batch's N copied onto the item (a check constraint cannot look at another table);
-the services update ``target`` together with the batch. Leasing takes a slot with a
+``slots.change_target`` updates it together with the batch. Leasing takes a slot with a
 conditional ``UPDATE ... WHERE reserved_count < target``, so even a bug in the Python code
 cannot push an item over N.
 """

@@ -1,19 +1,18 @@
 """Identifying annotators and their membership of a batch."""
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
 
 from annotation.models import (
     Annotator,
     Assignment,
     AssignmentState,
     Batch,
-    Item,
     Label,
     LabelStatus,
     Participation,
 )
-from annotation.services.leasing import release_slots
+from annotation.services import slots
+from annotation.services.leasing import release_leases
 from core.errors import InvalidInput, NotFound
 from core.locking import lock_rows
 
@@ -75,17 +74,14 @@ def exclude_annotator(batch: Batch, annotator: Annotator) -> int:
             ).values_list("pk", "item_id")
         )
         if open_leases:
-            release_slots(open_leases)
+            release_leases(open_leases)
         counted = list(
             lock_rows(
                 Label.objects.filter(batch=batch, annotator=annotator, status=LabelStatus.COUNTED)
             ).values_list("pk", "item_id")
         )
         Label.objects.filter(pk__in=[pk for pk, _ in counted]).update(status=LabelStatus.EXCLUDED)
-        for item_id in sorted(item_id for _, item_id in counted):
-            Item.objects.filter(pk=item_id).update(
-                counted_count=F("counted_count") - 1, reserved_count=F("reserved_count") - 1
-            )
+        slots.uncount(item_id for _, item_id in counted)
     return len(counted)
 
 
@@ -101,10 +97,7 @@ def include_annotator(batch: Batch, annotator: Annotator) -> dict[str, int]:
             Label.objects.filter(batch=batch, annotator=annotator, status=LabelStatus.EXCLUDED)
         ).order_by("item_id")
         for label_pk, item_id in excluded.values_list("pk", "item_id"):
-            took_slot = Item.objects.filter(pk=item_id, reserved_count__lt=F("target")).update(
-                reserved_count=F("reserved_count") + 1, counted_count=F("counted_count") + 1
-            )
-            status = LabelStatus.COUNTED if took_slot else LabelStatus.SURPLUS
+            status = LabelStatus.COUNTED if slots.count_if_room(item_id) else LabelStatus.SURPLUS
             Label.objects.filter(pk=label_pk).update(status=status)
             outcome[status] += 1
     return outcome

@@ -3,7 +3,6 @@
 import re
 
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from annotation.models import (
@@ -12,8 +11,8 @@ from annotation.models import (
     Batch,
     BatchKind,
     BatchState,
-    Item,
 )
+from annotation.services import slots
 from core.errors import Conflict, InvalidInput
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
@@ -98,15 +97,9 @@ def set_annotations_per_item(batch: Batch, annotations_per_item: int) -> Batch:
     _check_positive("annotations_per_item", annotations_per_item)
     with transaction.atomic():
         batch = Batch.objects.select_for_update().get(pk=batch.pk)
-        held = batch.items.aggregate(most=Max("reserved_count"))["most"] or 0
-        if annotations_per_item < held:
-            raise Conflict(
-                f"annotations_per_item: an item already holds {held} labels or leases; "
-                f"N cannot go below {held}"
-            )
+        slots.change_target(batch, annotations_per_item)
         batch.annotations_per_item = annotations_per_item
         batch.save(update_fields=["annotations_per_item"])
-        Item.objects.filter(batch=batch).update(target=annotations_per_item)
     return batch
 
 

@@ -27,6 +27,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
 from annotation.models import Batch, BatchKind, BatchState, Item, Query, Response, label_values
+from annotation.services import slots
 from core.errors import Conflict, NotFound
 from core.locking import lock_rows
 
@@ -505,12 +506,10 @@ def _create_items(batch: Batch, plan: _Plan) -> int:
             "response_b",
             "gold",
             "metadata",
-            "target",
-            "reserved_count",
-            "counted_count",
+            *slots.NEW_ITEM_COUNTER_COLUMNS,
         ],
     )
-    target = batch.annotations_per_item
+    counters = slots.new_item_counters(batch)
     for start in range(0, len(plan.items), BULK_BATCH_SIZE):
         rows = []
         for item_id, query_id, response_ids, gold, metadata in plan.items[
@@ -529,9 +528,7 @@ def _create_items(batch: Batch, plan: _Plan) -> int:
                     *links,
                     gold,
                     metadata,
-                    target,
-                    0,
-                    0,
+                    *counters,
                 ]
             )
             position += 1

@@ -5,19 +5,18 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import (
     Annotator,
     Assignment,
     AssignmentState,
-    Item,
     Label,
     LabelStatus,
     Participation,
     label_values,
 )
+from annotation.services import slots
 from core.errors import Conflict, InvalidInput, NotFound
 from core.locking import lock_rows
 
@@ -87,7 +86,6 @@ def submit_label(
 
 def _claim_count(assignment: Assignment) -> str:
     """Decide the label's status and move the item's counters accordingly."""
-    items = Item.objects.filter(pk=assignment.item_id)
     excluded = Participation.objects.filter(
         batch_id=assignment.batch_id,
         annotator_id=assignment.annotator_id,
@@ -95,16 +93,13 @@ def _claim_count(assignment: Assignment) -> str:
     ).exists()
     if excluded:
         if assignment.state == AssignmentState.OPEN:
-            items.update(reserved_count=F("reserved_count") - 1)
+            slots.release_slots([assignment.item_id])
         return LabelStatus.EXCLUDED
     if assignment.state == AssignmentState.OPEN:
-        items.update(counted_count=F("counted_count") + 1)
+        slots.count_reserved(assignment.item_id)
         return LabelStatus.COUNTED
     # The lease expired and gave its slot back: count only if there is still room.
-    took_slot = items.filter(reserved_count__lt=F("target")).update(
-        reserved_count=F("reserved_count") + 1, counted_count=F("counted_count") + 1
-    )
-    return LabelStatus.COUNTED if took_slot else LabelStatus.SURPLUS
+    return LabelStatus.COUNTED if slots.count_if_room(assignment.item_id) else LabelStatus.SURPLUS
 
 
 def _parse_assignment_id(assignment_id) -> uuid.UUID:

@@ -6,7 +6,7 @@ before, never one whose counted labels + open leases already reach N.
 
 Concurrency: candidates are read with ``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so many
 annotators lease different items in parallel without waiting on each other; the slot is
-then taken by a conditional ``UPDATE ... WHERE reserved_count < target``. One
+then taken by a conditional ``UPDATE ... WHERE reserved_count < target`` (``slots``). One
 annotator's own concurrent requests (two tabs, a retried request) are serialised on
 their participation row. On SQLite the transaction holds the database write lock.
 
@@ -14,7 +14,6 @@ Expiry needs no background process: every lease call first gives back the slots 
 batch's expired leases (``expire_leases``); a periodic task may call it too.
 """
 
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -31,6 +30,7 @@ from annotation.models import (
     Label,
     Participation,
 )
+from annotation.services import slots
 from core.errors import NotFound, Unavailable
 from core.locking import lock_rows
 
@@ -83,7 +83,7 @@ def lease_next_item(
                 # Give the slot back and commit before locking any other item: holding
                 # this item's lock while waiting for another's could deadlock with an
                 # annotator doing the same the other way round.
-                release_slots([(current.pk, current.item_id)])
+                release_leases([(current.pk, current.item_id)])
                 continue
             if quota is not None and done >= quota:
                 return LeaseOutcome(None, NoWorkReason.QUOTA, done, quota)
@@ -117,13 +117,16 @@ def expire_leases(batch: Batch | None = None, now: datetime | None = None) -> in
                 ]
             )
             if rows:
-                total += release_slots(rows)
+                total += release_leases(rows)
         if len(rows) < EXPIRY_CHUNK:
             return total
 
 
-def release_slots(rows: list[tuple]) -> int:
-    """Mark open leases expired and give their slots back; caller holds their row locks."""
+def release_leases(rows: list[tuple]) -> int:
+    """Mark open leases expired and give their slots back; caller holds their row locks.
+
+    ``rows`` are (assignment pk, item pk) pairs. Returns how many leases expired.
+    """
     expired = Assignment.objects.filter(
         pk__in=[pk for pk, _ in rows], state=AssignmentState.OPEN
     ).update(state=AssignmentState.EXPIRED)
@@ -132,10 +135,7 @@ def release_slots(rows: list[tuple]) -> int:
             pk__in=[pk for pk, _ in rows], state=AssignmentState.EXPIRED
         )
         rows = list(still.values_list("pk", "item_id"))
-    # Sorted item order: two expiring transactions never wait on each other in a cycle.
-    for item_id, slots in sorted(Counter(item_id for _, item_id in rows).items()):
-        Item.objects.filter(pk=item_id).update(reserved_count=F("reserved_count") - slots)
-    return len(rows)
+    return slots.release_slots(item_id for _, item_id in rows)
 
 
 def _current_lease_without_locking(
@@ -186,10 +186,7 @@ def _take_slot(batch: Batch, annotator_id: int, now: datetime) -> Assignment | N
             item_pk = lock_rows(candidates).first()
         if item_pk is None:
             return None
-        taken = Item.objects.filter(pk=item_pk, reserved_count__lt=F("target")).update(
-            reserved_count=F("reserved_count") + 1
-        )
-        if taken:
+        if slots.take_slot(item_pk):
             return Assignment.objects.create(
                 batch=batch,
                 item_id=item_pk,
