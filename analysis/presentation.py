@@ -13,7 +13,7 @@ The CSV tables are ``(columns, rows)`` with each row a list in column order;
 from collections.abc import Iterable, Iterator
 
 from analysis import plots
-from annotation.services.exporting import csv_chunks
+from annotation.services.exports.formats import csv_chunks
 
 DEFAULT_SUBSETS = {
     "absolute": {"similar": "tukey_k1.5", "disagree": "top_entropy_10pct"},

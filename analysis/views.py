@@ -46,11 +46,12 @@ from annotation.access import abilities
 from annotation.models import Batch, BatchKind
 from annotation.pages import render_batch_page
 from core.access import staff_page
+from core.audit import Actor
 from core.errors import ServiceError
 from core.jobs.execution import job_files_dir
 from core.jobs.queue import start_job
 from core.models import Job
-from core.tabular import ImportRejected
+from core.uploads import receive_upload
 
 ITEM_ROWS_SHOWN = 2000
 ANNOTATOR_ROWS_SHOWN = 2000
@@ -368,26 +369,20 @@ def score_scatter(request: HttpRequest, slug: str) -> HttpResponse:
 def upload_scores(request: HttpRequest, slug: str) -> HttpResponse:
     """The batch page's score upload: all or nothing, problems listed on the batch page."""
     batch = get_object_or_404(Batch, slug=slug)
-    upload = request.FILES.get("file")
-    if upload is None:
-        return _batch_page_with_problems(
-            request, batch, ["Choose a .jsonl or .csv file of scores."]
-        )
-    try:
-        summary = import_scores(upload, filename=upload.name, batch=batch)
-    except ImportRejected as rejected:
-        return _batch_page_with_problems(request, batch, rejected.problems, upload.name)
-    except ServiceError as error:
-        return _batch_page_with_problems(request, batch, [str(error)], upload.name)
+    upload = receive_upload(
+        request,
+        lambda file, name: import_scores(
+            file, filename=name, batch=batch, actor=Actor.of(request.user)
+        ),
+        missing="Choose a .jsonl or .csv file of scores.",
+    )
+    if not upload.accepted:
+        state = {"scores": {"problems": upload.problems, "upload_name": upload.filename}}
+        return render_batch_page(request, batch, panel_state=state, status=400)
+    summary = upload.result
     messages.success(
         request,
-        f"Imported {summary.scores_created} scores from {upload.name} "
+        f"Imported {summary.scores_created} scores from {upload.filename} "
         f"({summary.scores_unchanged} already stored; {summary.sources_created} new sources).",
     )
     return redirect("manage-batch", slug=batch.slug)
-
-
-def _batch_page_with_problems(request, batch: Batch, problems: list[str], upload_name=""):
-    """The batch page again, its score panel listing why nothing was imported."""
-    state = {"scores": {"problems": problems, "upload_name": upload_name}}
-    return render_batch_page(request, batch, panel_state=state, status=400)

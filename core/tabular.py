@@ -18,11 +18,13 @@ The kind-independent machinery shared by the all-or-nothing importers (items in
 """
 
 import csv
+import hashlib
 import heapq
 import json
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import IO, Any, TypeVar
 
 from django.db import connection
@@ -33,6 +35,7 @@ from core.errors import InvalidInput, ServiceError
 __all__ = [
     "BULK_BATCH_SIZE",
     "CHUNK_SIZE",
+    "Fingerprint",
     "MAX_LISTED_PROBLEMS",
     "SUPPORTED_FORMATS",
     "ImportRejected",
@@ -41,6 +44,7 @@ __all__ = [
     "chunks",
     "csv_rows",
     "decoded_lines",
+    "fingerprint",
     "format_of",
     "json_object",
     "json_type",
@@ -117,6 +121,28 @@ def open_source(path_or_file, filename: str | None = None) -> Iterator[tuple[IO,
     else:
         name = filename or os.path.basename(str(getattr(path_or_file, "name", "") or "upload"))
         yield path_or_file, name, format_of(name)
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Size and SHA-256 of an imported file, recorded in the audit trail."""
+
+    bytes: int
+    sha256: str
+
+
+def fingerprint(handle: IO) -> Fingerprint:
+    """Read the whole (seekable) file once for its size and hash, then rewind it."""
+    digest = hashlib.sha256()
+    size = 0
+    start = handle.tell()
+    while chunk := handle.read(1024 * 1024):
+        if isinstance(chunk, str):
+            chunk = chunk.encode("utf-8")
+        digest.update(chunk)
+        size += len(chunk)
+    handle.seek(start)
+    return Fingerprint(size, digest.hexdigest())
 
 
 # --------------------------------------------------------------------------- problems

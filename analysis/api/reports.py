@@ -2,16 +2,15 @@
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.access import CanAnalyse
 from analysis.services.analyses import DEFAULT_RESAMPLES, latest_report, validate_settings
 from annotation.models import Batch
-from core.api.jobs import job_payload
+from core.api.jobs import start_job_response
 from core.errors import NotFound
-from core.jobs.queue import start_job
 
 
 class AnalysisRequest(serializers.Serializer):
@@ -32,9 +31,8 @@ class StartAnalysisView(APIView):
         bootstrap, seed = validate_settings(
             settings.validated_data["bootstrap"], settings.validated_data["seed"]
         )
-        job = start_job("analysis", batch, {"bootstrap": bootstrap, "seed": seed}, request.user)
-        job.refresh_from_db()
-        return Response(job_payload(request, job), status=status.HTTP_202_ACCEPTED)
+        params = {"bootstrap": bootstrap, "seed": seed}
+        return start_job_response(request, "analysis", batch, params)
 
 
 class LatestReportView(APIView):

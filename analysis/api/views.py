@@ -14,6 +14,7 @@ from analysis.access import CanAnalyse
 from analysis.models import ScoreKind
 from analysis.services.scores import import_scores
 from annotation.models import Batch
+from core.audit import Actor
 from core.errors import InvalidInput
 
 
@@ -72,7 +73,9 @@ class ScoreImportView(APIView):
         if upload is None:
             raise InvalidInput("file", "attach the scores file as 'file' (multipart/form-data)")
         slug = (request.data.get("batch") or "").strip() or None
-        summary = import_scores(upload, filename=upload.name, batch=slug)
+        summary = import_scores(
+            upload, filename=upload.name, batch=slug, actor=Actor.of(request.user)
+        )
         return Response(dataclasses.asdict(summary), status=status.HTTP_201_CREATED)
 
 

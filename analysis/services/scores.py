@@ -25,7 +25,9 @@ Rules:
 * Other keys are ignored.
 """
 
+import dataclasses
 import math
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -35,11 +37,12 @@ from django.utils import timezone
 
 from analysis.models import Score, ScoreKind, ScoreSource
 from annotation.models import Batch, Item, Response
-from core import tabular
+from core import audit, tabular
+from core.audit import Actor
 from core.errors import InvalidInput
 from core.tabular import BULK_BATCH_SIZE, ImportRejected, Problems
 
-__all__ = ["ImportRejected", "ScoreImportSummary", "import_scores"]
+__all__ = ["ScoreImportSummary", "import_scores"]
 
 REQUIRED = ("source", "kind", "score")
 KINDS = tuple(ScoreKind.values)
@@ -58,18 +61,24 @@ class ScoreImportSummary:
 
 
 def import_scores(
-    path_or_file, *, filename: str | None = None, batch: Batch | str | None = None
+    path_or_file,
+    *,
+    filename: str | None = None,
+    batch: Batch | str | None = None,
+    actor: Actor | None = None,
 ) -> ScoreImportSummary:
     """Validate the whole file, then store its sources and scores at once.
 
     ``path_or_file`` is a path or a binary file object (e.g. an uploaded file);
     ``filename`` names it in problems and decides the format (``.jsonl``/``.csv``).
-    ``batch`` (a ``Batch`` or its slug) is where ``item_id`` values are looked up.
+    ``batch`` (a ``Batch`` or its slug) is where ``item_id`` values are looked up, and
+    the batch whose history records the import (a project-wide import records none).
     """
     batch = _resolve_batch(batch)
     with tabular.open_source(path_or_file, filename) as (handle, name, fmt):
+        file = tabular.fingerprint(handle)
         plan = _validate(handle, name, fmt, batch)
-    return _write(plan)
+    return _write(plan, file, batch, actor)
 
 
 def _resolve_batch(batch: Batch | str | None) -> Batch | None:
@@ -415,7 +424,12 @@ def _check_stored_scores(
 # --------------------------------------------------------------------------- writing
 
 
-def _write(plan: _Plan) -> ScoreImportSummary:
+def _write(
+    plan: _Plan,
+    file: tabular.Fingerprint | None = None,
+    batch: Batch | None = None,
+    actor: Actor | None = None,
+) -> ScoreImportSummary:
     sources, scores = plan.sources, plan.scores
     new_scores = [(key, entry) for key, entry in scores.items() if not entry.stored]
     for (name, _, _), _entry in new_scores:
@@ -450,11 +464,23 @@ def _write(plan: _Plan) -> ScoreImportSummary:
                         for (name, key, _), entry in new_scores[start : start + BULK_BATCH_SIZE]
                     ]
                 )
+            summary = ScoreImportSummary(
+                sources_created=len(new_sources),
+                sources_updated=len(updated),
+                scores_created=len(new_scores),
+                scores_unchanged=len(scores) - len(new_scores),
+            )
+            if batch is not None:
+                audit.record(
+                    "scores.import",
+                    subject=batch,
+                    actor=actor,
+                    changes={
+                        "file": os.path.basename(plan.name),
+                        **(dataclasses.asdict(file) if file else {}),
+                        **dataclasses.asdict(summary),
+                    },
+                )
     except IntegrityError as error:
         raise ImportRejected.concurrent_write(plan.name, error) from error
-    return ScoreImportSummary(
-        sources_created=len(new_sources),
-        sources_updated=len(updated),
-        scores_created=len(new_scores),
-        scores_unchanged=len(scores) - len(new_scores),
-    )
+    return summary

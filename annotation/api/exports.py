@@ -15,26 +15,24 @@ from django.shortcuts import get_object_or_404
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import CanExport
 from annotation.models import Batch
-from annotation.services.exporting import (
+from annotation.services.exports.delivery import TemporaryExportFile, stream_export
+from annotation.services.exports.schema import (
     CARD_FORMAT,
     CONTENT_TYPES,
     EXPORT_FORMATS,
     LAYOUTS,
-    TemporaryExportFile,
     export_params,
-    stream_export,
 )
-from core.api.jobs import job_payload
+from core.api.jobs import start_job_response
+from core.audit import Actor
 from core.errors import InvalidInput
-from core.jobs.queue import start_job
 
 FORMATS = (*EXPORT_FORMATS, CARD_FORMAT)
 
@@ -126,7 +124,7 @@ class BatchExportView(APIView):
             request.query_params.get("all_statuses"),
         )
         chunks, content_type, filename = stream_export(
-            batch, layout, fmt, all_statuses=all_statuses
+            batch, layout, fmt, all_statuses=all_statuses, actor=Actor.of(request.user)
         )
         if isinstance(chunks, TemporaryExportFile):
             response = FileResponse(
@@ -162,5 +160,4 @@ class ExportJobView(APIView):
             data.get("layout"), data.get("format"), data.get("all_statuses")
         )
         params = {"layout": layout, "format": fmt, "all_statuses": all_statuses}
-        job = start_job("export", batch, params, request.user)
-        return Response(job_payload(request, job), status=status.HTTP_202_ACCEPTED)
+        return start_job_response(request, "export", batch, params)

@@ -20,9 +20,9 @@ from annotation.services import annotators as annotator_services
 from annotation.services import batches as batch_services
 from annotation.services.import_jobs import save_upload
 from annotation.services.importing import import_items
-from core.api.jobs import job_payload
+from core.api.jobs import start_job_response
+from core.audit import Actor, event_payload, history
 from core.errors import InvalidInput
-from core.jobs.queue import start_job
 
 
 class BatchSerializer(serializers.ModelSerializer):
@@ -70,7 +70,7 @@ class BatchListView(APIView):
         serializer = BatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        batch = batch_services.create_batch(**data)
+        batch = batch_services.create_batch(**data, actor=Actor.of(request.user))
         return Response(BatchSerializer(batch).data, status=status.HTTP_201_CREATED)
 
 
@@ -90,7 +90,7 @@ class BatchDetailView(APIView):
         for fixed in ("slug", "kind"):
             if fixed in changes and changes.pop(fixed) != getattr(batch, fixed):
                 raise InvalidInput(fixed, "cannot be changed after creation")
-        batch = batch_services.update_batch(batch, changes)
+        batch = batch_services.update_batch(batch, changes, actor=Actor.of(request.user))
         return Response(BatchSerializer(batch).data)
 
 
@@ -101,7 +101,9 @@ class BatchStateView(APIView):
     def post(self, request, slug: str):
         change = StateChange(data=request.data)
         change.is_valid(raise_exception=True)
-        batch = batch_services.change_state(_batch(slug), change.validated_data["state"])
+        batch = batch_services.change_state(
+            _batch(slug), change.validated_data["state"], actor=Actor.of(request.user)
+        )
         return Response(BatchSerializer(batch).data)
 
 
@@ -120,7 +122,9 @@ class BatchItemsView(APIView):
         upload = request.FILES.get("file")
         if upload is None:
             raise InvalidInput("file", "attach the items file as 'file' (multipart/form-data)")
-        summary = import_items(_batch(slug), upload, filename=upload.name)
+        summary = import_items(
+            _batch(slug), upload, filename=upload.name, actor=Actor.of(request.user)
+        )
         return Response(dataclasses.asdict(summary), status=status.HTTP_201_CREATED)
 
 
@@ -141,11 +145,8 @@ class ImportJobView(APIView):
         if upload is None:
             raise InvalidInput("file", "attach the items file as 'file' (multipart/form-data)")
         stored = save_upload(upload, upload.name)
-        job = start_job(
-            "import", batch, {"stored_file": stored, "filename": upload.name}, request.user
-        )
-        job.refresh_from_db()
-        return Response(job_payload(request, job), status=status.HTTP_202_ACCEPTED)
+        params = {"stored_file": stored, "filename": upload.name}
+        return start_job_response(request, "import", batch, params)
 
 
 class BatchProgressView(APIView):
@@ -180,7 +181,21 @@ class ExclusionView(APIView):
         batch = _batch(slug)
         annotator = get_object_or_404(Annotator, pseudonym=pseudonym)
         if self.include:
-            outcome = annotator_services.include_annotator(batch, annotator)
+            outcome = annotator_services.include_annotator(
+                batch, annotator, actor=Actor.of(request.user)
+            )
             return Response({"annotator": pseudonym, "status": "active", **outcome})
-        affected = annotator_services.exclude_annotator(batch, annotator)
+        affected = annotator_services.exclude_annotator(
+            batch, annotator, actor=Actor.of(request.user)
+        )
         return Response({"annotator": pseudonym, "status": "excluded", "labels_excluded": affected})
+
+
+class BatchHistoryView(APIView):
+    """The batch's audit trail, newest first: who changed what, when (and why)."""
+
+    permission_classes = [CanViewBatches]
+
+    @extend_schema(responses=dict)
+    def get(self, request, slug: str):
+        return Response([event_payload(event) for event in history(_batch(slug))])

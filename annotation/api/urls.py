@@ -34,6 +34,7 @@ urlpatterns = [
         staff.ExclusionView.as_view(include=True),
         name="api-annotator-include",
     ),
+    path("batches/<slug:slug>/history", staff.BatchHistoryView.as_view(), name="api-batch-history"),
     path("batches/<slug:slug>/export", exports.BatchExportView.as_view(), name="api-batch-export"),
     path(
         "batches/<slug:slug>/export-jobs", exports.ExportJobView.as_view(), name="api-export-jobs"

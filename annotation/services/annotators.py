@@ -13,6 +13,8 @@ from annotation.models import (
 )
 from annotation.services import slots
 from annotation.services.leasing import release_leases
+from core import audit
+from core.audit import Actor
 from core.errors import InvalidInput, NotFound
 from core.locking import lock_rows
 
@@ -55,7 +57,9 @@ def join_batch(
         return Participation.objects.get(batch=batch, annotator=annotator)
 
 
-def exclude_annotator(batch: Batch, annotator: Annotator) -> int:
+def exclude_annotator(
+    batch: Batch, annotator: Annotator, *, actor: Actor | None = None, reason: str = ""
+) -> int:
     """Exclude an annotator from a batch; returns how many of their labels it affected.
 
     Their counted labels become ``excluded`` (kept, not counted) and give their slots
@@ -82,10 +86,19 @@ def exclude_annotator(batch: Batch, annotator: Annotator) -> int:
         )
         Label.objects.filter(pk__in=[pk for pk, _ in counted]).update(status=LabelStatus.EXCLUDED)
         slots.uncount(item_id for _, item_id in counted)
+        audit.record(
+            "annotator.exclude",
+            subject=batch,
+            actor=actor,
+            changes={"annotator": annotator.pseudonym, "labels_excluded": len(counted)},
+            reason=reason,
+        )
     return len(counted)
 
 
-def include_annotator(batch: Batch, annotator: Annotator) -> dict[str, int]:
+def include_annotator(
+    batch: Batch, annotator: Annotator, *, actor: Actor | None = None
+) -> dict[str, int]:
     """Undo an exclusion. Each excluded label counts again where its item still has
     room; where the slot was refilled meanwhile it becomes ``surplus`` (never N + 1)."""
     outcome = {"counted": 0, "surplus": 0}
@@ -100,6 +113,12 @@ def include_annotator(batch: Batch, annotator: Annotator) -> dict[str, int]:
             status = LabelStatus.COUNTED if slots.count_if_room(item_id) else LabelStatus.SURPLUS
             Label.objects.filter(pk=label_pk).update(status=status)
             outcome[status] += 1
+        audit.record(
+            "annotator.include",
+            subject=batch,
+            actor=actor,
+            changes={"annotator": annotator.pseudonym, **outcome},
+        )
     return outcome
 
 

@@ -13,6 +13,8 @@ from annotation.models import (
     BatchState,
 )
 from annotation.services import slots
+from core import audit
+from core.audit import Actor
 from core.errors import Conflict, InvalidInput
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
@@ -39,6 +41,7 @@ def create_batch(
     completion_code: str = "",
     completion_url: str = "",
     scale_labels: dict | None = None,
+    actor: Actor | None = None,
 ) -> Batch:
     if not SLUG_PATTERN.match(slug or ""):
         raise InvalidInput(
@@ -66,11 +69,25 @@ def create_batch(
     )
     if completion_code:
         batch.completion_code = completion_code
-    batch.save()
+    with transaction.atomic():
+        batch.save()
+        audit.record(
+            "batch.create",
+            subject=batch,
+            actor=actor,
+            changes={name: getattr(batch, name) for name in AUDITED_SETTINGS},
+        )
     return batch
 
 
-def change_state(batch: Batch, new_state: str) -> Batch:
+STATE_ACTIONS = {
+    BatchState.LIVE: "batch.publish",
+    BatchState.PAUSED: "batch.pause",
+    BatchState.CLOSED: "batch.close",
+}
+
+
+def change_state(batch: Batch, new_state: str, *, actor: Actor | None = None) -> Batch:
     """Publish, pause, resume or close a batch. Publishing needs at least one item."""
     if new_state not in BatchState.values:
         raise InvalidInput("state", f"{new_state!r} is not one of {', '.join(BatchState.values)}")
@@ -87,12 +104,24 @@ def change_state(batch: Batch, new_state: str) -> Batch:
             batch.published_at = now
         if new_state == BatchState.CLOSED:
             batch.closed_at = now
+        old_state = batch.state
         batch.state = new_state
         batch.save(update_fields=["state", "published_at", "closed_at"])
+        action = STATE_ACTIONS[new_state]
+        if old_state == BatchState.PAUSED and new_state == BatchState.LIVE:
+            action = "batch.resume"
+        audit.record(action, subject=batch, actor=actor, changes={"state": [old_state, new_state]})
     return batch
 
 
-def set_annotations_per_item(batch: Batch, annotations_per_item: int) -> Batch:
+def set_annotations_per_item(
+    batch: Batch, annotations_per_item: int, *, actor: Actor | None = None
+) -> Batch:
+    """Change N alone (``update_batch`` changes it together with other settings)."""
+    return update_batch(batch, {"annotations_per_item": annotations_per_item}, actor=actor)
+
+
+def _set_annotations_per_item(batch: Batch, annotations_per_item: int) -> Batch:
     """Change N; never below what an item already holds (counted labels + open leases)."""
     _check_positive("annotations_per_item", annotations_per_item)
     with transaction.atomic():
@@ -108,6 +137,20 @@ def _check_positive(field: str, value) -> None:
         raise InvalidInput(field, f"must be a positive integer, got {value!r}")
 
 
+# Settings whose values the audit trail records at creation and on every edit.
+AUDITED_SETTINGS = [
+    "title",
+    "kind",
+    "annotations_per_item",
+    "lease_seconds",
+    "quota_per_annotator",
+    "instructions",
+    "consent_text",
+    "completion_code",
+    "completion_url",
+    "scale_labels",
+]
+
 EDITABLE_FIELDS = {
     "title",
     "instructions",
@@ -120,8 +163,8 @@ EDITABLE_FIELDS = {
 }
 
 
-def update_batch(batch: Batch, changes: dict) -> Batch:
-    """Edit a batch's settings. ``annotations_per_item`` goes through its own rule."""
+def update_batch(batch: Batch, changes: dict, *, actor: Actor | None = None) -> Batch:
+    """Edit a batch's settings. ``annotations_per_item`` (N) goes through its own rule."""
     unknown = set(changes) - EDITABLE_FIELDS - {"annotations_per_item"}
     if unknown:
         raise InvalidInput(sorted(unknown)[0], "cannot be changed here")
@@ -136,8 +179,10 @@ def update_batch(batch: Batch, changes: dict) -> Batch:
     if "scale_labels" in changes and not isinstance(changes["scale_labels"], dict):
         raise InvalidInput("scale_labels", "must be an object mapping label value to text")
     with transaction.atomic():
+        before = Batch.objects.select_for_update().get(pk=batch.pk)
+        before_values = {name: getattr(before, name) for name in AUDITED_SETTINGS}
         if "annotations_per_item" in changes:
-            batch = set_annotations_per_item(batch, changes["annotations_per_item"])
+            batch = _set_annotations_per_item(batch, changes["annotations_per_item"])
         batch = Batch.objects.select_for_update().get(pk=batch.pk)
         fields = sorted(set(changes) & EDITABLE_FIELDS)
         for field in fields:
@@ -145,6 +190,11 @@ def update_batch(batch: Batch, changes: dict) -> Batch:
         if fields:
             batch.full_clean(exclude=["slug", "kind", "state"])
             batch.save(update_fields=fields)
+        changed = audit.diff(
+            before_values, {name: getattr(batch, name) for name in AUDITED_SETTINGS}
+        )
+        if changed:
+            audit.record("batch.edit", subject=batch, actor=actor, changes=changed)
     return batch
 
 

@@ -8,7 +8,8 @@ annotators, card), ``format`` (jsonl, csv, parquet; md for the card), ``all_stat
 import os
 
 from annotation.access import can_export
-from annotation.services.exporting import export_params, export_to_file
+from annotation.services.exports.delivery import export_to_file
+from annotation.services.exports.schema import export_params
 from core.jobs.execution import JobProgress, job_files_dir
 from core.jobs.kinds import register_job_kind
 from core.models import Job

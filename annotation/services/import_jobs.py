@@ -12,6 +12,7 @@ import uuid
 
 from annotation.access import can_manage_batches
 from annotation.services.importing import import_items
+from core.audit import Actor
 from core.jobs.execution import JobProgress, job_files_dir
 from core.jobs.kinds import register_job_kind
 from core.models import Job
@@ -32,7 +33,12 @@ def run_import(job: Job, progress: JobProgress) -> tuple[dict, str]:
     stored = job_files_dir() / job.params["stored_file"]
     try:
         progress(0, 1, message=f"importing {job.params['filename']}")
-        summary = import_items(job.subject, stored, filename=job.params["filename"])
+        summary = import_items(
+            job.subject,
+            stored,
+            filename=job.params["filename"],
+            actor=Actor.of(job.created_by),
+        )
     finally:
         if stored.exists():
             os.remove(stored)

@@ -19,7 +19,9 @@ becomes ``[4]``). Keys that are not part of the batch kind's format go into
 ``Item.metadata`` unchanged (CSV cells stay strings).
 """
 
+import dataclasses
 import json
+import os
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -28,17 +30,19 @@ from django.db.models import Max
 
 from annotation.models import Batch, BatchKind, BatchState, Item, Query, Response, label_values
 from annotation.services import slots
+from core import audit
+from core.audit import Actor
 from core.errors import Conflict, NotFound
 from core.locking import lock_rows
-
-# ImportRejected lives in tabular; callers keep importing it from here
 from core.tabular import (
     BULK_BATCH_SIZE,
+    Fingerprint,
     ImportRejected,
     Problems,
     RowInserter,
     chunks,
     csv_rows,
+    fingerprint,
     json_type,
     jsonl_rows,
     open_source,
@@ -83,7 +87,9 @@ LAYOUTS = {
 }
 
 
-def import_items(batch: Batch, path_or_file, *, filename: str | None = None) -> ImportSummary:
+def import_items(
+    batch: Batch, path_or_file, *, filename: str | None = None, actor: Actor | None = None
+) -> ImportSummary:
     """Validate the whole file, then create its items (and new queries/responses) at once.
 
     ``path_or_file`` is a path or a binary file object (e.g. an uploaded file);
@@ -96,8 +102,9 @@ def import_items(batch: Batch, path_or_file, *, filename: str | None = None) -> 
         raise Conflict(f"state: batch {batch.slug!r} is closed and accepts no more items")
 
     with open_source(path_or_file, filename) as (handle, name, fmt):
+        file = fingerprint(handle)
         plan = _validate(batch, handle, name, fmt)
-    summary = _write(batch, plan)
+    summary = _write(batch, plan, file, actor)
     _refresh_planner_statistics(summary.items_created)
     return summary
 
@@ -411,7 +418,9 @@ def _validate(batch: Batch, handle: IO, name: str, fmt: str) -> _Plan:
 # --------------------------------------------------------------------------- writing
 
 
-def _write(batch: Batch, plan: _Plan) -> ImportSummary:
+def _write(
+    batch: Batch, plan: _Plan, file: Fingerprint | None = None, actor: Actor | None = None
+) -> ImportSummary:
     try:
         with transaction.atomic():
             locked = lock_rows(Batch.objects.filter(pk=batch.pk)).get()
@@ -420,13 +429,24 @@ def _write(batch: Batch, plan: _Plan) -> ImportSummary:
             queries_created = _create_queries(plan)
             responses_created = _create_responses(plan)
             items_created = _create_items(locked, plan)
+            summary = ImportSummary(
+                items_created=items_created,
+                queries_created=queries_created,
+                responses_created=responses_created,
+            )
+            audit.record(
+                "items.import",
+                subject=locked,
+                actor=actor,
+                changes={
+                    "file": os.path.basename(plan.name),
+                    **(dataclasses.asdict(file) if file else {}),
+                    **dataclasses.asdict(summary),
+                },
+            )
     except IntegrityError as error:
         raise ImportRejected.concurrent_write(plan.name, error) from error
-    return ImportSummary(
-        items_created=items_created,
-        queries_created=queries_created,
-        responses_created=responses_created,
-    )
+    return summary
 
 
 def _concurrent_change(plan: _Plan, line: int, field: str, value: str) -> ImportRejected:

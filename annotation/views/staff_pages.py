@@ -37,11 +37,12 @@ from annotation.pages import render_batch_page
 from annotation.rendering import render_markdown
 from annotation.services import annotators as annotator_services
 from annotation.services import batches as batch_services
-from annotation.services.importing import ImportRejected, import_items
+from annotation.services.importing import import_items
 from core import extensions
 from core.access import staff_page
-from core.audit import event_payload, history
+from core.audit import Actor, event_payload, history
 from core.errors import InvalidInput, ServiceError
+from core.uploads import receive_upload
 
 # --------------------------------------------------------------------------- forms
 
@@ -211,7 +212,7 @@ def batch_new(request: HttpRequest) -> HttpResponse:
     form = BatchCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            batch = batch_services.create_batch(**form.cleaned_data)
+            batch = batch_services.create_batch(**form.cleaned_data, actor=Actor.of(request.user))
         except ServiceError as error:
             _show_service_error(form, error)
         else:
@@ -240,7 +241,7 @@ def batch_state(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
     wanted = request.POST.get("state", "")
     try:
-        batch = batch_services.change_state(batch, wanted)
+        batch = batch_services.change_state(batch, wanted, actor=Actor.of(request.user))
     except ServiceError as error:
         messages.error(request, str(error))
     else:
@@ -252,24 +253,19 @@ def batch_state(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def batch_upload(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
-    upload = request.FILES.get("file")
-    if upload is None:
+    upload = receive_upload(
+        request,
+        lambda file, name: import_items(batch, file, filename=name, actor=Actor.of(request.user)),
+        missing="Choose a .jsonl or .csv file to upload.",
+    )
+    if not upload.accepted:
         return render_batch_page(
-            request, batch, problems=["Choose a .jsonl or .csv file to upload."], status=400
+            request, batch, problems=upload.problems, upload_name=upload.filename, status=400
         )
-    try:
-        summary = import_items(batch, upload, filename=upload.name)
-    except ImportRejected as rejected:
-        return render_batch_page(
-            request, batch, problems=rejected.problems, upload_name=upload.name, status=400
-        )
-    except ServiceError as error:
-        return render_batch_page(
-            request, batch, problems=[str(error)], upload_name=upload.name, status=400
-        )
+    summary = upload.result
     messages.success(
         request,
-        f"Imported {summary.items_created} items from {upload.name} "
+        f"Imported {summary.items_created} items from {upload.filename} "
         f"({summary.queries_created} new queries, {summary.responses_created} new responses).",
     )
     return redirect("manage-batch", slug=batch.slug)
@@ -284,7 +280,7 @@ def batch_edit(request: HttpRequest, slug: str) -> HttpResponse:
         changes = form.changes()
         try:
             if changes:
-                batch = batch_services.update_batch(batch, changes)
+                batch = batch_services.update_batch(batch, changes, actor=Actor.of(request.user))
         except (ServiceError, ValidationError) as error:
             _show_service_error(form, error)
         else:
@@ -381,13 +377,17 @@ def _change_participation(request: HttpRequest, slug: str, pseudonym: str, inclu
     annotator = get_object_or_404(Annotator, pseudonym=pseudonym)
     try:
         if include:
-            outcome = annotator_services.include_annotator(batch, annotator)
+            outcome = annotator_services.include_annotator(
+                batch, annotator, actor=Actor.of(request.user)
+            )
             note = f"{outcome['counted']} labels count again"
             if outcome["surplus"]:
                 note += f", {outcome['surplus']} became surplus (their slots were refilled)"
             messages.success(request, f"Included {pseudonym} again: {note}.")
         else:
-            affected = annotator_services.exclude_annotator(batch, annotator)
+            affected = annotator_services.exclude_annotator(
+                batch, annotator, actor=Actor.of(request.user)
+            )
             messages.success(
                 request,
                 f"Excluded {pseudonym}: {affected} labels no longer count and their slots "

@@ -9,6 +9,7 @@ from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 from core.errors import Conflict
 from core.jobs.execution import job_files_dir
 from core.jobs.kinds import can_view_any_job, can_view_job
+from core.jobs.queue import start_job
 from core.models import Job
 
 
@@ -48,6 +50,13 @@ def job_payload(request, job: Job) -> dict:
             reverse("api-job-download", args=[job.pk])
         )
     return payload
+
+
+def start_job_response(request, kind: str, subject, params: dict) -> Response:
+    """Start a job for an API request and answer ``202`` with the job to poll."""
+    job = start_job(kind, subject, params, request.user)
+    job.refresh_from_db()  # an in-process run has finished already
+    return Response(job_payload(request, job), status=status.HTTP_202_ACCEPTED)
 
 
 def _visible_job(request, job_id) -> Job:

@@ -12,13 +12,11 @@ must fix; the job then fails with that message (and its ``problems``, if any).
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from core.jobs.execution import JobProgress
-    from core.models import Job
+from core.models import Job
 
-Runner = Callable[["Job", "JobProgress"], tuple[dict, str]]
+# runner(job, progress) -> (result, file name); progress is a core.jobs.execution.JobProgress
+Runner = Callable[[Job, Callable[..., None]], tuple[dict, str]]
 
 
 @dataclass(frozen=True)

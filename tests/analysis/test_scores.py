@@ -19,9 +19,10 @@ from rest_framework.authtoken.models import Token
 
 from analysis.models import Score, ScoreSource
 from analysis.selectors import coverage
-from analysis.services.scores import ImportRejected, ScoreImportSummary, import_scores
+from analysis.services.scores import ScoreImportSummary, import_scores
 from annotation.models import BatchKind, Item
 from core.errors import InvalidInput
+from core.tabular import ImportRejected
 from tests.factories import make_batch
 
 pytestmark = pytest.mark.django_db

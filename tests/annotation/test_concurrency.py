@@ -21,7 +21,7 @@ the test-side functions.
 Run: ``pytest tests/annotation/test_concurrency.py -s`` (SQLite), or with
 ``DATABASE_URL=postgres://...`` for PostgreSQL; ``CONCURRENCY_SEED=<seed>`` fixes the clients'
 random choices (printed with the result; the interleaving still varies).
-The measured labels/second is printed and written to ``bench/results/concurrency.txt``.
+The measured labels/second is printed and written to ``test-artifacts/concurrency.txt``.
 """
 
 import http.client
@@ -49,7 +49,8 @@ from django.db import connection, connections, transaction
 pytestmark = pytest.mark.slow
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-RESULTS_FILE = BASE_DIR / "bench" / "results" / "concurrency.txt"
+# Figures go with the test run (untracked), not into the repository.
+RESULTS_FILE = BASE_DIR / "test-artifacts" / "concurrency.txt"
 
 N_ITEMS = 30
 PER_ITEM = 5

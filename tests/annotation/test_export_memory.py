@@ -16,7 +16,7 @@ against ``VmRSS`` before it (where ``clear_refs`` is not available: the growth o
 probe must report it, or it would not be detecting anything. (For scale: holding all
 200,000 long rows in a list, as a non-streaming export would, measured +140 MB.)
 
-Figures are printed and written to ``bench/results/export_memory.txt`` (one line per
+Figures are printed and written to ``test-artifacts/export_memory.txt`` (one line per
 database backend). Run: ``pytest tests/annotation/test_export_memory.py -s`` (SQLite) or
 with ``DATABASE_URL=postgres://...``.
 """
@@ -35,7 +35,8 @@ from pathlib import Path
 import pytest
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-RESULTS_FILE = BASE_DIR / "bench" / "results" / "export_memory.txt"
+# Figures go with the test run (untracked), not into the repository.
+RESULTS_FILE = BASE_DIR / "test-artifacts" / "export_memory.txt"
 
 N_ITEMS = 8_000
 PER_ITEM = 25
@@ -276,7 +277,7 @@ def _measure(run) -> tuple[object, float, float]:
 
 def probe(small_slug: str, big_slug: str, out_dir: str) -> dict:
     from annotation.models import Batch
-    from annotation.services import exporting
+    from annotation.services.exports import delivery
 
     small = Batch.objects.get(slug=small_slug)
     big = Batch.objects.get(slug=big_slug)
@@ -288,12 +289,12 @@ def probe(small_slug: str, big_slug: str, out_dir: str) -> dict:
         return os.devnull
 
     for layout, fmt in EXPORTS:  # warm-up: imports, caches, memory pools
-        exporting.export_to_file(small, layout, fmt, target(small, layout, fmt))
+        delivery.export_to_file(small, layout, fmt, target(small, layout, fmt))
     baseline_mb = _status_kb("VmRSS") / 1024
     figures = []
     for layout, fmt in EXPORTS:
         rows, growth, seconds = _measure(
-            lambda layout=layout, fmt=fmt: exporting.export_to_file(
+            lambda layout=layout, fmt=fmt: delivery.export_to_file(
                 big, layout, fmt, target(big, layout, fmt)
             )
         )

@@ -15,8 +15,9 @@ from django.core.management.base import CommandError
 from annotation.models import Batch, BatchKind, BatchState, Item, Query, Response
 from annotation.services import importing
 from annotation.services.batches import change_state, create_batch
-from annotation.services.importing import ImportRejected, import_items
+from annotation.services.importing import import_items
 from core.errors import Conflict
+from core.tabular import ImportRejected
 
 pytestmark = pytest.mark.django_db
 

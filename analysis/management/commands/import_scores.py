@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from analysis.services.scores import import_scores
 from annotation.models import Batch
+from core.audit import Actor
 from core.commands import plural, refused_input_as_command_error
 
 
@@ -27,7 +28,7 @@ class Command(BaseCommand):
             if found is None:
                 raise CommandError(f"batch '{batch}' does not exist")
         with refused_input_as_command_error(file):
-            summary = import_scores(file, batch=found)
+            summary = import_scores(file, batch=found, actor=Actor.command_line())
         self.stdout.write(
             f"Imported {plural(summary.scores_created, 'score', 'scores')} "
             f"({plural(summary.scores_unchanged, 'score', 'scores')} unchanged; "

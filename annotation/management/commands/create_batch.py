@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import DEFAULT_ANNOTATIONS_PER_ITEM, DEFAULT_LEASE_SECONDS, BatchKind
 from annotation.services.batches import change_state, create_batch
+from core.audit import Actor
 from core.errors import ServiceError
 
 
@@ -62,12 +63,13 @@ class Command(BaseCommand):
                 quota_per_annotator=options["quota"],
                 completion_url=options["completion_url"],
                 completion_code=options["completion_code"],
+                actor=Actor.command_line(),
             )
         except ServiceError as error:
             raise CommandError(str(error)) from error
         if options["live"]:
             try:
-                batch = change_state(batch, "live")
+                batch = change_state(batch, "live", actor=Actor.command_line())
             except ServiceError as error:
                 raise CommandError(
                     f"batch '{batch.slug}' was created as a draft but not published: {error}"

@@ -13,7 +13,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch
-from annotation.services.exporting import CARD_FORMAT, EXPORT_FORMATS, export_to_file
+from annotation.services.exports.delivery import export_to_file
+from annotation.services.exports.schema import CARD_FORMAT, EXPORT_FORMATS
+from core.audit import Actor
 from core.errors import ServiceError
 
 SUMMARY = {
@@ -67,7 +69,14 @@ class Command(BaseCommand):
         handle, partial = tempfile.mkstemp(dir=target.parent or ".", suffix=".partial")
         os.close(handle)
         try:
-            rows = export_to_file(batch, layout, fmt, partial, all_statuses=all_statuses)
+            rows = export_to_file(
+                batch,
+                layout,
+                fmt,
+                partial,
+                all_statuses=all_statuses,
+                actor=Actor.command_line(),
+            )
             os.replace(partial, target)
         except ServiceError as error:
             raise CommandError(str(error)) from error

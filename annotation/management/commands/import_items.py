@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch
 from annotation.services.importing import import_items
+from core.audit import Actor
 from core.commands import plural, refused_input_as_command_error
 
 
@@ -23,7 +24,7 @@ class Command(BaseCommand):
         if batch is None:
             raise CommandError(f"batch '{slug}' does not exist")
         with refused_input_as_command_error(file):
-            summary = import_items(batch, file)
+            summary = import_items(batch, file, actor=Actor.command_line())
         self.stdout.write(
             f"Imported {plural(summary.items_created, 'item', 'items')} into {batch.slug} "
             f"({plural(summary.queries_created, 'query', 'queries')}, "

@@ -16,6 +16,7 @@ from analysis.services.scores import import_scores
 from annotation.models import Batch
 from annotation.services.batches import change_state, create_batch
 from annotation.services.importing import import_items
+from core.audit import Actor
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "data"
 DEMO_BATCHES = [
@@ -34,6 +35,7 @@ DEMO_BATCHES = [
         "instructions": "instructions-pairwise.md",
     },
 ]
+DEMO_ACTOR = Actor("load_demo")
 DEMO_CONSENT = (
     "This is a demonstration study. Your answers are stored under a pseudonym and used "
     "only to show how the platform works. You may stop at any time."
@@ -61,9 +63,10 @@ class Command(BaseCommand):
                     consent_text=DEMO_CONSENT,
                     completion_url="https://app.prolific.com/submissions/complete?cc=DEMO",
                     completion_code="DEMO",
+                    actor=DEMO_ACTOR,
                 )
-                import_items(batch, DEMO_DIR / spec["items"])
-                change_state(batch, "live")
+                import_items(batch, DEMO_DIR / spec["items"], actor=DEMO_ACTOR)
+                change_state(batch, "live", actor=DEMO_ACTOR)
         self._import_demo_scores()
         password = self._ensure_admin()
         self.stdout.write("Demo batches are live. Worker links (any id works for 'worker'):")

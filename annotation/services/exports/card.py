@@ -1,0 +1,183 @@
+"""The Markdown data card of a batch: what it is, how much it holds, how it was cleaned."""
+
+from django.db.models import Count, Max, Min, Q
+from django.utils import timezone
+
+from annotation.models import Batch, BatchKind, Item, Label, LabelStatus, Participation
+from annotation.services.exports.rows import iso_utc
+from annotation.services.exports.schema import TABLE_LAYOUTS, columns
+from core.audit import history
+
+EXCLUSION_RULE = "labels of excluded annotators are kept with status excluded and not counted"
+
+
+def data_card(batch: Batch) -> str:
+    """The Markdown data card of a batch: what it is, how much it holds, how it was cleaned."""
+    n = batch.annotations_per_item
+    items = Item.objects.filter(batch=batch).aggregate(
+        total=Count("pk"),
+        complete=Count("pk", filter=Q(counted_count__gte=n)),
+        empty=Count("pk", filter=Q(counted_count=0)),
+        checks=Count("pk", filter=Q(gold__isnull=False)),
+    )
+    labels = Label.objects.filter(batch=batch).aggregate(
+        counted=Count("pk", filter=Q(status=LabelStatus.COUNTED)),
+        surplus=Count("pk", filter=Q(status=LabelStatus.SURPLUS)),
+        excluded=Count("pk", filter=Q(status=LabelStatus.EXCLUDED)),
+        first=Min("submitted_at"),
+        last=Max("submitted_at"),
+    )
+    people = Participation.objects.filter(batch=batch).aggregate(
+        total=Count("pk"),
+        excluded=Count("pk", filter=Q(status=Participation.Status.EXCLUDED)),
+    )
+    contributors = Label.objects.filter(batch=batch).values("annotator_id").distinct().count()
+    counted_contributors = (
+        Label.objects.filter(batch=batch, status=LabelStatus.COUNTED)
+        .values("annotator_id")
+        .distinct()
+        .count()
+    )
+    distribution = dict(
+        Label.objects.filter(batch=batch, status=LabelStatus.COUNTED)
+        .order_by()
+        .values("value")
+        .annotate(count=Count("pk"))
+        .values_list("value", "count")
+    )
+    texts = dict(batch.scale())
+    labels_total = labels["counted"] + labels["surplus"] + labels["excluded"]
+
+    def when(moment) -> str:
+        return iso_utc(moment) or "—"
+
+    lines = [
+        f"# Data card: {batch.title or batch.slug}",
+        "",
+        f"- Batch: `{batch.slug}`",
+        f"- Kind: `{batch.kind}` ({BatchKind(batch.kind).label})",
+        f"- Labels per item (N): {n}",
+        f"- State: {batch.state}",
+        f"- Label set: {', '.join(str(value) for value in batch.label_set)}",
+        "",
+        "## Dates (UTC)",
+        "",
+        f"- Created: {when(batch.created_at)}",
+        f"- Published: {when(batch.published_at)}",
+        f"- Closed: {when(batch.closed_at)}",
+        f"- First label: {when(labels['first'])}",
+        f"- Last label: {when(labels['last'])}",
+        f"- Card written: {when(timezone.now())}",
+        "",
+        "## Instructions shown to annotators",
+        "",
+    ]
+    instructions = (batch.instructions or "").strip()
+    if instructions:
+        lines += [("> " + line).rstrip() for line in instructions.splitlines()]
+    else:
+        lines.append("_None._")
+    lines += [
+        "",
+        "## Counts",
+        "",
+        "| what | count |",
+        "|---|---:|",
+        f"| items | {items['total']} |",
+        f"| items with N counted labels | {items['complete']} |",
+        f"| items with no counted label | {items['empty']} |",
+        f"| attention-check items (with a gold answer) | {items['checks']} |",
+        f"| labels, all statuses | {labels_total} |",
+        f"| labels counted | {labels['counted']} |",
+        f"| labels surplus | {labels['surplus']} |",
+        f"| labels excluded | {labels['excluded']} |",
+        f"| annotators who entered the batch | {people['total']} |",
+        f"| annotators who contributed a label | {contributors} |",
+        f"| annotators with a counted label | {counted_contributors} |",
+        f"| annotators excluded | {people['excluded']} |",
+        "",
+        "## Label distribution (counted labels)",
+        "",
+        "| value | meaning | labels | share |",
+        "|---:|---|---:|---:|",
+    ]
+    for value in batch.label_set:
+        count = distribution.get(value, 0)
+        share = f"{count / labels['counted']:.1%}" if labels["counted"] else "—"
+        lines.append(f"| {value} | {_markdown_cell(texts.get(value, ''))} | {count} | {share} |")
+    lines += [
+        "",
+        "## Rules applied",
+        "",
+        f"- Exclusion: {EXCLUSION_RULE}. An excluded annotator's slots were given back and "
+        "filled by other annotators, so complete items still hold exactly N counted labels.",
+        "- Surplus: a label that arrived after its item already held N counted labels (a late "
+        "answer to an expired lease) is kept with status surplus and not counted.",
+        "- No annotator labels an item twice; every label is one independent judgment.",
+        "- Attention checks are reported per annotator (annotators table); they do not "
+        "exclude anyone by themselves.",
+        "",
+    ]
+    lines += _history_section(batch)
+    lines += _files_section(batch)
+    return "\n".join(lines)
+
+
+LAYOUT_ROWS = {
+    "long": "one row per label (counted only unless all statuses were requested)",
+    "dense": "one row per item in import order",
+    "annotators": "one row per annotator who contributed",
+}
+# Exports change nothing and the card is itself an export: the History tab and the API
+# list them, the card does not (two cards written a moment apart read the same).
+UNLISTED_ACTIONS = {"labels.export", "export.requested"}
+
+
+def _history_section(batch: Batch) -> list[str]:
+    """What was done to the batch, by whom and when (the audit trail), oldest first."""
+    events = list(history(batch).order_by("at", "pk"))
+    lines = ["## History (UTC)", ""]
+    listed = [event for event in events if event.action not in UNLISTED_ACTIONS]
+    if not listed:
+        lines.append("_Nothing recorded._")
+    else:
+        lines += ["| when | who | action | details |", "|---|---|---|---|"]
+        for event in listed:
+            details = "; ".join(
+                f"{name}: {_change_text(change)}" for name, change in event.changes.items()
+            )
+            if event.reason:
+                details = f"{details} — {event.reason}" if details else event.reason
+            lines.append(
+                f"| {iso_utc(event.at)} | {_markdown_cell(event.actor_name)} | "
+                f"`{event.action}` | {_markdown_cell(details)} |"
+            )
+    lines.append("")
+    return lines
+
+
+def _change_text(change) -> str:
+    if isinstance(change, list) and len(change) == 2:
+        before, after = (_short(value) for value in change)
+        return f"{before} → {after}"
+    return _short(change)
+
+
+def _short(value, limit: int = 80) -> str:
+    text = "—" if value is None else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _files_section(batch: Batch) -> list[str]:
+    lines = ["## Files", ""]
+    for layout in TABLE_LAYOUTS:
+        lines += [f"### {layout}: {LAYOUT_ROWS[layout]}", "", "| column | type | meaning |"]
+        lines.append("|---|---|---|")
+        for column in columns(layout, batch.kind):
+            lines.append(f"| `{column.name}` | {column.type} | {_markdown_cell(column.meaning)} |")
+        lines.append("")
+    return lines
+
+
+def _markdown_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,244 @@
+"""The export entry points: ``export_to_file`` (command, jobs) and ``stream_export`` (HTTP).
+
+Both take (layout, format, all_statuses) as a user gave them (``schema.export_params``),
+report progress every ``PROGRESS_EVERY`` rows, and record the export in the batch's
+audit trail.
+"""
+
+import io
+import os
+import tempfile
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+
+from annotation.models import Batch, Item, Label, LabelStatus
+from annotation.services.exports.card import data_card
+from annotation.services.exports.formats import (
+    csv_chunks,
+    jsonl_chunks,
+    long_csv_chunks,
+    long_jsonl_chunks,
+    write_parquet,
+)
+from annotation.services.exports.rows import (
+    iter_annotator_rows,
+    iter_dense_rows,
+    iter_long_groups,
+)
+from annotation.services.exports.schema import (
+    CONTENT_TYPES,
+    columns,
+    export_filename,
+    export_params,
+    layout_columns,
+)
+from core import audit
+from core.audit import Actor
+
+PROGRESS_EVERY = 5000
+
+Progress = Callable[[int, int | None], None]
+
+
+def record_export(
+    batch: Batch, layout: str, fmt: str, all_statuses: bool, actor: Actor | None, via: str
+) -> None:
+    """The export in the batch's history (who took which data, when, and how)."""
+    audit.record(
+        "labels.export",
+        subject=batch,
+        actor=actor,
+        changes={"layout": layout, "format": fmt, "all_statuses": all_statuses, "via": via},
+    )
+
+
+class _Counted:
+    """Wraps an iterator of rows (or of ``(item, [labels])`` groups, ``grouped=True``):
+    counts rows and calls ``progress(done, total)`` at the start, about every
+    ``PROGRESS_EVERY`` rows and at the end (with ``total = done``)."""
+
+    def __init__(
+        self, rows: Iterable, progress: Progress | None = None, total=None, *, grouped=False
+    ):
+        self.rows = rows
+        self.progress = progress
+        self.total = total
+        self.grouped = grouped
+        self.count = 0
+
+    def __iter__(self) -> Iterator:
+        reported = 0
+        if self.progress is not None:
+            self.progress(0, self.total)
+        for entry in self.rows:
+            yield entry
+            self.count += len(entry[1]) if self.grouped else 1
+            if self.progress is not None and self.count - reported >= PROGRESS_EVERY:
+                reported = self.count
+                self.progress(self.count, max(self.total or 0, self.count))
+        if self.progress is not None:
+            self.progress(self.count, self.count)
+
+
+def _flatten(groups: Iterable[tuple[dict, list[dict]]]) -> Iterator[dict]:
+    for part, labels in groups:
+        for label in labels:
+            yield part | label
+
+
+def _table(batch: Batch, layout: str, all_statuses: bool, progress=None, total=None):
+    """(counter, rows): the counting wrapper (its ``count`` is final once consumed) and
+    the rows; for the long layout the counter wraps the item groups."""
+    if layout == "long":
+        counter = _Counted(
+            iter_long_groups(batch, all_statuses=all_statuses), progress, total, grouped=True
+        )
+        return counter, _flatten(counter)
+    rows = iter_dense_rows(batch) if layout == "dense" else iter_annotator_rows(batch)
+    counter = _Counted(rows, progress, total)
+    return counter, counter
+
+
+def _text_chunks(batch, layout, fmt, all_statuses, progress=None, total=None):
+    """(counter, str chunks) of a JSONL or CSV table."""
+    columns = layout_columns(layout, batch.kind)
+    if layout == "long":
+        groups = _Counted(
+            iter_long_groups(batch, all_statuses=all_statuses), progress, total, grouped=True
+        )
+        chunks = long_jsonl_chunks(groups) if fmt == "jsonl" else long_csv_chunks(groups, columns)
+        return groups, chunks
+    counter, rows = _table(batch, layout, all_statuses, progress, total)
+    chunks = jsonl_chunks(rows) if fmt == "jsonl" else csv_chunks(rows, columns)
+    return counter, chunks
+
+
+def _total(batch: Batch, layout: str, all_statuses: bool) -> int:
+    """The number of rows to expect (one COUNT query), for progress reports."""
+    if layout == "long":
+        labels = Label.objects.filter(batch=batch)
+        if not all_statuses:
+            labels = labels.filter(status=LabelStatus.COUNTED)
+        return labels.count()
+    if layout == "dense":
+        return Item.objects.filter(batch=batch).count()
+    return Label.objects.filter(batch=batch).values("annotator_id").distinct().count()
+
+
+def export_to_file(
+    batch: Batch,
+    layout: str,
+    fmt: str,
+    path,
+    *,
+    all_statuses: bool = False,
+    progress: Progress | None = None,
+    actor: Actor | None = None,
+) -> int:
+    """Write one export of ``batch`` to ``path``; returns the number of rows written
+    (for the card: the number of Markdown lines). ``progress(done, total)`` is called
+    every ``PROGRESS_EVERY`` rows and at the end. With an ``actor`` (the command line),
+    the export is recorded in the batch's history; jobs are recorded when requested."""
+    layout, fmt, all_statuses = export_params(layout, fmt, all_statuses)
+    if actor is not None:
+        record_export(batch, layout, fmt, all_statuses, actor, "file")
+    if layout == "card":
+        text = data_card(batch)
+        with open(path, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+        if progress is not None:
+            progress(1, 1)
+        return text.count("\n")
+    total = _total(batch, layout, all_statuses) if progress is not None else None
+    if fmt == "parquet":
+        counter, rows = _table(batch, layout, all_statuses, progress, total)
+        write_parquet(rows, path, columns(layout, batch.kind))
+        return counter.count
+    counter, chunks = _text_chunks(batch, layout, fmt, all_statuses, progress, total)
+    with open(path, "w", encoding="utf-8", newline="") as stream:
+        for chunk in chunks:
+            stream.write(chunk)
+    return counter.count
+
+
+def _discard(stream, path: str) -> None:
+    stream.close()
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+class TemporaryExportFile:
+    """A finished export in a temporary file, read once: ``close()`` deletes the file.
+
+    Iterating yields byte chunks; ``read``/``seek``/``tell`` let ``FileResponse`` stream
+    it and set ``Content-Length``. The response closes it when it is done (or when the
+    client goes away), which removes the file; should nobody close it, the file goes
+    when the object is garbage-collected.
+    """
+
+    block_size = 64 * 1024
+
+    def __init__(self, path: str):
+        self.path = path
+        self._file = open(path, "rb")  # closed (and the file removed) by close()
+        self._discard = weakref.finalize(self, _discard, self._file, path)
+
+    def read(self, size: int = -1) -> bytes:
+        return self._file.read(size)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._file.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def seekable(self) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            while chunk := self._file.read(self.block_size):
+                yield chunk
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._discard()  # runs once
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def stream_export(
+    batch: Batch, layout: str, fmt: str, *, all_statuses: bool = False, actor: Actor | None = None
+) -> tuple[Iterable, str, str]:
+    """An export for an HTTP response: ``(chunks, content_type, filename)``.
+
+    JSONL and CSV are generated while the response is sent (``str`` chunks of about
+    ``STREAM_CHUNK_CHARS`` characters); the card is one ``str``. Parquet cannot be written
+    to a socket as it goes (its footer comes last), so it is written to a temporary file
+    first and returned as a ``TemporaryExportFile`` (byte chunks; give it to
+    ``FileResponse``), which deletes the file when closed.
+    """
+    layout, fmt, all_statuses = export_params(layout, fmt, all_statuses)
+    record_export(batch, layout, fmt, all_statuses, actor, "download")
+    filename = export_filename(batch, layout, fmt, all_statuses)
+    content_type = CONTENT_TYPES[fmt]
+    if layout == "card":
+        return iter([data_card(batch)]), content_type, filename
+    if fmt == "parquet":
+        handle, path = tempfile.mkstemp(prefix=f"export-{batch.slug}-", suffix=".parquet")
+        os.close(handle)
+        try:
+            export_to_file(batch, layout, fmt, path, all_statuses=all_statuses)
+            return TemporaryExportFile(path), content_type, filename
+        except BaseException:
+            os.remove(path)
+            raise
+    _, chunks = _text_chunks(batch, layout, fmt, all_statuses)
+    return chunks, content_type, filename

@@ -1,0 +1,157 @@
+"""JSONL, CSV and Parquet writers over rows, with the column types of ``schema``.
+
+CSV cells that begin with ``=``, ``+``, ``-`` or ``@`` get a leading apostrophe, the
+usual guard against spreadsheet formula injection; integer columns (``value`` may be
+negative) are numbers, not text, and are left alone. Parquet is written in row groups of
+at most ``PARQUET_ROW_GROUP`` rows (or about ``PARQUET_GROUP_CHARS`` characters of text,
+whichever comes first).
+"""
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+
+from annotation.services.exports.schema import LABEL_COLUMNS, ExportColumn
+
+PARQUET_ROW_GROUP = 10_000
+PARQUET_GROUP_CHARS = 8_000_000
+STREAM_CHUNK_CHARS = 64 * 1024
+FORMULA_PREFIXES = ("=", "+", "-", "@")
+LABEL_COLUMN_NAMES = [column.name for column in LABEL_COLUMNS]
+
+
+def _chunked(lines: Iterable[str]) -> Iterator[str]:
+    """Lines joined into chunks of about ``STREAM_CHUNK_CHARS`` characters."""
+    buffer: list[str] = []
+    size = 0
+    for line in lines:
+        buffer.append(line)
+        size += len(line)
+        if size >= STREAM_CHUNK_CHARS:
+            yield "".join(buffer)
+            buffer, size = [], 0
+    if buffer:
+        yield "".join(buffer)
+
+
+def jsonl_chunks(rows: Iterable[dict]) -> Iterator[str]:
+    """JSONL text in chunks of about ``STREAM_CHUNK_CHARS`` characters."""
+    return _chunked(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def long_jsonl_chunks(groups: Iterable[tuple[dict, list[dict]]]) -> Iterator[str]:
+    """The long layout's JSONL from ``iter_long_groups``: each item's columns are encoded
+    once and shared by its labels' lines (the same text ``json.dumps`` of the whole row
+    gives, as both use ", " between members)."""
+
+    def lines():
+        for part, labels in groups:
+            prefix = json.dumps(part, ensure_ascii=False)[:-1] + ", "
+            for label in labels:
+                yield prefix + json.dumps(label, ensure_ascii=False)[1:] + "\n"
+
+    return _chunked(lines())
+
+
+def neutralise_formula(cell):
+    if isinstance(cell, str) and cell.startswith(FORMULA_PREFIXES):
+        return "'" + cell
+    return cell
+
+
+def _csv_cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return json.dumps(value, ensure_ascii=False)  # starts with "[": never a formula
+    return neutralise_formula(value)
+
+
+def csv_chunks(rows: Iterable[dict], columns: list[str]) -> Iterator[str]:
+    """CSV text (header first, CRLF line ends) in chunks of about ``STREAM_CHUNK_CHARS``."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_csv_cell(row[column]) for column in columns])
+        if buffer.tell() >= STREAM_CHUNK_CHARS:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    if buffer.tell():
+        yield buffer.getvalue()
+
+
+def long_csv_chunks(groups: Iterable[tuple[dict, list[dict]]], columns: list[str]) -> Iterator[str]:
+    """The long layout's CSV from ``iter_long_groups``; each item's cells are encoded once
+    (CSV quotes cell by cell, so the joined line equals the row written whole)."""
+    item_part = columns[: -len(LABEL_COLUMN_NAMES)]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(columns)
+    scratch = io.StringIO()
+    item_writer = csv.writer(scratch, lineterminator="\r\n")
+    for part, labels in groups:
+        scratch.seek(0)
+        scratch.truncate()
+        item_writer.writerow([_csv_cell(part[column]) for column in item_part])
+        prefix = scratch.getvalue()[:-2] + ","
+        for label in labels:
+            buffer.write(prefix)
+            writer.writerow([_csv_cell(label[column]) for column in LABEL_COLUMN_NAMES])
+            if buffer.tell() >= STREAM_CHUNK_CHARS:
+                yield buffer.getvalue()
+                buffer.seek(0)
+                buffer.truncate()
+    if buffer.tell():
+        yield buffer.getvalue()
+
+
+def _arrow_type(column_type: str):
+    import pyarrow as pa
+
+    return {
+        "int": pa.int64(),
+        "int_list": pa.list_(pa.int64()),
+        "string_list": pa.list_(pa.string()),
+        "string": pa.string(),
+    }[column_type]
+
+
+def parquet_schema(columns: list[ExportColumn]):
+    import pyarrow as pa
+
+    return pa.schema([(column.name, _arrow_type(column.type)) for column in columns])
+
+
+def write_parquet(rows: Iterable[dict], path, export_columns: list[ExportColumn]) -> int:
+    """Write rows to a Parquet file in row groups; returns the number of rows.
+
+    A row group is flushed after ``PARQUET_ROW_GROUP`` rows or about
+    ``PARQUET_GROUP_CHARS`` characters of text, so long responses do not inflate it.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = parquet_schema(export_columns)
+    columns = [column.name for column in export_columns]
+    text_columns = [column.name for column in export_columns if column.type == "string"]
+    count = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        group = {column: [] for column in columns}
+        group_rows = group_chars = 0
+        for row in rows:
+            for column in columns:
+                group[column].append(row[column])
+            group_rows += 1
+            group_chars += sum(len(row[column] or "") for column in text_columns)
+            if group_rows >= PARQUET_ROW_GROUP or group_chars >= PARQUET_GROUP_CHARS:
+                writer.write_table(pa.Table.from_pydict(group, schema=schema))
+                count += group_rows
+                group = {column: [] for column in columns}
+                group_rows = group_chars = 0
+        if group_rows or count == 0:
+            writer.write_table(pa.Table.from_pydict(group, schema=schema))
+            count += group_rows
+    return count

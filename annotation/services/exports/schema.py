@@ -1,0 +1,149 @@
+"""The export columns: name, type and meaning, per layout and batch kind.
+
+Layouts (``LAYOUTS``):
+
+* ``long`` — one row per label (counted only unless ``all_statuses``);
+* ``dense`` — one row per item in import order, items without a counted label included;
+* ``annotators`` — one row per annotator who contributed a label to the batch;
+* ``card`` — a Markdown data card (format ``md`` only).
+
+Types: ``int`` stays an integer (``int64`` in Parquet, null where a value is missing);
+``int_list``/``string_list`` stay lists (Parquet list columns, JSON arrays in JSONL, JSON
+array text in a CSV cell); ``string`` is text. Timestamps are ISO 8601 strings in UTC
+ending in ``Z`` in every format.
+"""
+
+from dataclasses import dataclass
+
+from annotation.models import Batch, BatchKind
+from core.errors import InvalidInput
+
+LAYOUTS = ("long", "dense", "annotators", "card")
+TABLE_LAYOUTS = ("long", "dense", "annotators")
+EXPORT_FORMATS = ("jsonl", "csv", "parquet")
+CARD_FORMAT = "md"
+CONTENT_TYPES = {
+    "jsonl": "application/x-ndjson; charset=utf-8",
+    "csv": "text/csv; charset=utf-8",
+    "parquet": "application/vnd.apache.parquet",
+    "md": "text/markdown; charset=utf-8",
+}
+COLUMN_TYPES = ("string", "int", "int_list", "string_list")
+
+
+@dataclass(frozen=True)
+class ExportColumn:
+    name: str
+    type: str
+    meaning: str
+
+
+ITEM_COLUMNS = [
+    ExportColumn("batch", "string", "the batch's slug"),
+    ExportColumn("kind", "string", "the batch's kind"),
+    ExportColumn("item_id", "string", "the item's id, as imported"),
+    ExportColumn("query_id", "string", "the query's project-wide id"),
+    ExportColumn("query", "string", "the query's text"),
+    ExportColumn("category", "string", "the query's category (empty when none)"),
+]
+KIND_COLUMNS = {
+    BatchKind.ABSOLUTE: [
+        ExportColumn("response_id", "string", "the rated response's id"),
+        ExportColumn("model", "string", "the model that wrote it"),
+        ExportColumn("response", "string", "the response's text"),
+    ],
+    BatchKind.PAIRWISE: [
+        ExportColumn("response_a_id", "string", "response A's id"),
+        ExportColumn("model_a", "string", "the model that wrote A"),
+        ExportColumn("response_a", "string", "response A's text"),
+        ExportColumn("response_b_id", "string", "response B's id"),
+        ExportColumn("model_b", "string", "the model that wrote B"),
+        ExportColumn("response_b", "string", "response B's text"),
+    ],
+}
+LABEL_COLUMNS = [
+    ExportColumn("annotator", "string", "the annotator's pseudonym"),
+    ExportColumn("value", "int", "the label (pairwise: relative to the imported A and B)"),
+    ExportColumn("status", "string", "counted, surplus or excluded"),
+    ExportColumn("duration_ms", "int", "time from showing the item to submitting, if known"),
+    ExportColumn("submitted_at", "string", "when the label was stored (UTC)"),
+]
+DENSE_COLUMNS = [
+    ExportColumn("labels", "int_list", "the item's counted labels in submission order"),
+    ExportColumn("annotators", "string_list", "their annotators' pseudonyms, same order"),
+    ExportColumn("n", "int", "how many counted labels the item holds"),
+]
+ANNOTATOR_COLUMNS = [
+    ExportColumn("annotator", "string", "the annotator's pseudonym"),
+    ExportColumn("n_labels", "int", "their labels in the batch, every status"),
+    ExportColumn("median_duration_ms", "int", "median time per label (null when unknown)"),
+    ExportColumn("attention_checks_passed", "int", "attention checks answered as the gold"),
+    ExportColumn("attention_checks_failed", "int", "attention checks answered otherwise"),
+    ExportColumn("status", "string", "active or excluded"),
+]
+
+
+def item_columns(kind: str) -> list[ExportColumn]:
+    return ITEM_COLUMNS + KIND_COLUMNS[kind]
+
+
+def columns(layout: str, kind: str) -> list[ExportColumn]:
+    """The columns of a table layout for a batch kind, in file order."""
+    if layout == "long":
+        return item_columns(kind) + LABEL_COLUMNS
+    if layout == "dense":
+        return item_columns(kind) + DENSE_COLUMNS
+    if layout == "annotators":
+        return list(ANNOTATOR_COLUMNS)
+    raise InvalidInput("layout", f"{layout!r} has no columns (it is not a table)")
+
+
+def layout_columns(layout: str, kind: str) -> list[str]:
+    return [column.name for column in columns(layout, kind)]
+
+
+def export_params(layout=None, fmt=None, all_statuses=None) -> tuple[str, str, bool]:
+    """Validate and normalise (layout, format, all_statuses) as given by a user.
+
+    ``layout`` defaults to ``long``; ``format`` to ``jsonl`` (``md`` for the card);
+    ``all_statuses`` accepts booleans and 0/1/true/false/yes/no. It only changes the long
+    layout: dense lists counted labels only, and the annotators table and card always
+    cover every status.
+    """
+    if isinstance(layout, str):
+        layout = layout.strip().lower()
+    layout = layout or "long"
+    if layout not in LAYOUTS:
+        raise InvalidInput("layout", f"{layout!r} is not one of {', '.join(LAYOUTS)}")
+    if isinstance(fmt, str):
+        fmt = fmt.strip().lower()
+    if not fmt:
+        fmt = CARD_FORMAT if layout == "card" else "jsonl"
+    if fmt == "markdown":
+        fmt = CARD_FORMAT
+    if layout == "card":
+        if fmt != CARD_FORMAT:
+            raise InvalidInput("format", f"the card is Markdown only (md); got {fmt!r}")
+    elif fmt not in EXPORT_FORMATS:
+        raise InvalidInput("format", f"{fmt!r} is not one of {', '.join(EXPORT_FORMATS)}")
+    return layout, fmt, _flag(all_statuses)
+
+
+def _flag(raw) -> bool:
+    if raw is None or isinstance(raw, bool):
+        return bool(raw)
+    if isinstance(raw, int):
+        if raw in (0, 1):
+            return bool(raw)
+    elif isinstance(raw, str):
+        text = raw.strip().lower()
+        if text in ("", "0", "false", "no", "off"):
+            return False
+        if text in ("1", "true", "yes", "on"):
+            return True
+    raise InvalidInput("all_statuses", f"{raw!r} is not 0 or 1")
+
+
+def export_filename(batch: Batch, layout: str, fmt: str, all_statuses: bool = False) -> str:
+    suffix = "-all-statuses" if all_statuses and layout == "long" else ""
+    return f"{batch.slug}-{layout}{suffix}.{fmt}"

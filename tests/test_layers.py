@@ -1,0 +1,82 @@
+"""The apps depend one way: core ← annotation ← analysis ← diversity ← demo.
+
+Each module's imports (also those inside functions) are read with ``ast``; a module may
+import its own layer and the layers before it, never a later one. ``config`` (settings,
+URLs) wires everything and is exempt. A second test fails on any import cycle between
+the project's modules.
+"""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ["core", "annotation", "analysis", "diversity", "demo"]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Project modules this file imports, as dotted names."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = _module_name(path).rsplit(".", 0 if path.name == "__init__.py" else 1)[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {name for name in found if name.split(".")[0] in LAYERS}
+
+
+def _project_modules() -> dict[str, Path]:
+    return {
+        _module_name(path): path
+        for layer in LAYERS
+        if (ROOT / layer).exists()
+        for path in (ROOT / layer).rglob("*.py")
+        if "migrations" not in path.parts
+    }
+
+
+def test_no_layer_imports_a_later_one():
+    modules = _project_modules()
+    assert len(modules) > 50
+    wrong = []
+    for name, path in modules.items():
+        own = LAYERS.index(name.split(".")[0])
+        for imported in _imports(path):
+            if LAYERS.index(imported.split(".")[0]) > own:
+                wrong.append(f"{name} imports {imported}")
+    assert sorted(set(wrong)) == []
+
+
+def test_no_import_cycles_between_modules():
+    modules = _project_modules()
+    graph = {
+        name: {target for target in _imports(path) if target in modules and target != name}
+        for name, path in modules.items()
+    }
+    cycles, state = [], {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = "open"
+        for target in sorted(graph[node]):
+            if state.get(target) == "open":
+                cycles.append(" -> ".join(trail[trail.index(target) :] + [target]))
+            elif target not in state:
+                visit(target, [*trail, target])
+        state[node] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
