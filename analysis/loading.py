@@ -1,6 +1,6 @@
 """Database → arrays: a batch's counted labels and model scores in a few queries.
 
-Nothing here computes statistics; ``analysis.metrics`` takes the arrays. Items are in
+Nothing here computes statistics; ``analysis.stats`` takes the arrays. Items are in
 import order (``Item.position``), annotators in order of first appearance.
 """
 

@@ -29,6 +29,8 @@ from cycler import cycler
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from analysis.stats.subsets import TUKEY_FENCES, families_for
+
 LOG2_5 = float(np.log2(5))
 HEXBIN_ABOVE = 5_000
 MAX_NAME_CHARS = 48
@@ -183,7 +185,8 @@ def p_disagree_histogram(items: Sequence[dict]) -> str | None:
 
 @dataclass(frozen=True)
 class SubsetFamily:
-    """One x axis of the correlation charts: ``full`` and a family of subsets in order."""
+    """One x axis of the correlation charts: ``full`` and the report's subsets of one family
+    of ``analysis.stats.subsets``, in order; ``key`` is the family's role."""
 
     key: str
     title: str
@@ -191,34 +194,26 @@ class SubsetFamily:
     subsets: tuple[str, ...]
 
 
-_FAMILIES = {
-    "absolute": [
-        ("similar", "Similar quality", "Tukey fence k (smaller: more similar items)", "tukey_k"),
-        ("disagree", "High disagreement", "items with the highest entropy", "top_entropy_"),
-    ],
-    "pairwise": [
-        ("similar", "Similar quality", "pairs with the most ties", "most_ties_"),
-        ("disagree", "High disagreement", "pairs with the least agreement", "least_agreement_"),
-    ],
-}
-
-
 def subset_families(kind: str, subset_names: Iterable[str]) -> list[SubsetFamily]:
     """The report's subsets, grouped as the study plots them (order of the report kept)."""
     names = list(subset_names)
     families = []
-    for key, title, axis_label, prefix in _FAMILIES.get(kind, []):
-        members = [name for name in names if name.startswith(prefix)]
+    for family in families_for(kind):
+        members = [name for name in names if name.startswith(family.prefix)]
         if members:
             full = ("full",) if "full" in names else ()
-            families.append(SubsetFamily(key, title, axis_label, full + tuple(members)))
+            families.append(
+                SubsetFamily(
+                    family.role, family.title, family.threshold_label, full + tuple(members)
+                )
+            )
     return families
 
 
 def subset_label(name: str) -> str:
     """Short tick label: ``tukey_k1.5`` → ``k=1.5``, ``top_entropy_10pct`` → ``10 %``."""
-    if name.startswith("tukey_k"):
-        return "k=" + name.removeprefix("tukey_k")
+    if name.startswith(TUKEY_FENCES.prefix):
+        return "k=" + name.removeprefix(TUKEY_FENCES.prefix)
     match = re.search(r"_(\d+)pct$", name)
     if match:
         return f"{match.group(1)} %"

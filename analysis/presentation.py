@@ -13,12 +13,9 @@ The CSV tables are ``(columns, rows)`` with each row a list in column order;
 from collections.abc import Iterable, Iterator
 
 from analysis import plots
+from analysis.stats.subsets import families_for
 from annotation.services.exports.formats import csv_chunks
 
-DEFAULT_SUBSETS = {
-    "absolute": {"similar": "tukey_k1.5", "disagree": "top_entropy_10pct"},
-    "pairwise": {"similar": "most_ties_80pct", "disagree": "least_agreement_80pct"},
-}
 KIND_NAMES = {
     "lm": "Language models",
     "reward_model": "Reward models",
@@ -200,20 +197,20 @@ def headline(report: dict, similar: str = "", disagree: str = "") -> dict:
         family.key: family
         for family in plots.subset_families(report["kind"], report.get("subsets", {}))
     }
-    defaults = DEFAULT_SUBSETS.get(report["kind"], {})
     wanted = {"similar": similar, "disagree": disagree}
     sizes = subset_sizes(report)
     columns = [{"key": "full", "subset": "full", "title": "Full set", "options": []}]
-    for key, title in [("similar", "Similar quality"), ("disagree", "High disagreement")]:
+    for definition in families_for(report["kind"]):
+        key = definition.role
         family = families.get(key)
-        chosen = _subset_choice(wanted[key], family, defaults.get(key, ""))
+        chosen = _subset_choice(wanted[key], family, definition.default_subset)
         if family is None or not chosen:
             continue
         columns.append(
             {
                 "key": key,
                 "subset": chosen,
-                "title": title,
+                "title": definition.title,
                 "options": [
                     {
                         "value": subset,

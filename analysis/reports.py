@@ -1,7 +1,9 @@
-"""The analysis report of ANALYSIS.md, built from arrays by ``analysis.metrics``.
+"""The analysis report of ANALYSIS.md, built from arrays by ``analysis.stats``.
 
 Pure: takes ``BatchArrays`` and ``SourceScores`` (see ``analysis.loading``), returns a
-JSON-ready dict in which every float is finite or ``null`` — never NaN or Infinity.
+JSON-ready dict in which every float is finite or ``null`` — never NaN or Infinity. The
+report's shape is this module's: the ``TypedDict`` classes below describe its entries, and
+the statistics layer only hands over arrays and result tuples.
 
 Choices the spec leaves open:
 * ``n_items`` counts items with at least one counted label (the ``full`` subset); items
@@ -12,13 +14,117 @@ Choices the spec leaves open:
 """
 
 from collections.abc import Callable
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
-from analysis import metrics
+from analysis import stats
 from analysis.loading import BatchArrays, SourceScores
 
 SOURCE_KINDS = ("lm", "reward_model", "judge", "other")
+
+
+class ItemEntry(TypedDict):
+    """One labelled item; ``agreement`` and ``p_disagree`` for pairwise batches only."""
+
+    item_id: str
+    n: int
+    counts: dict[str, int]  # label (as text) -> labels given, over the whole label set
+    mean: float | None
+    std: float | None
+    entropy_bits: float | None
+    agreement: NotRequired[float | None]
+    p_disagree: NotRequired[float | None]
+
+
+class CorrelationFigures(TypedDict):
+    """A defined correlation; ``ci95`` is null without a usable bootstrap interval."""
+
+    r: float
+    p: float | None
+    ci95: list[float] | None
+
+
+class CorrelationEntry(TypedDict):
+    """One source on one subset; ``reason`` is present when a correlation is undefined."""
+
+    source: str
+    kind: str
+    subset: str
+    n: int
+    spearman: CorrelationFigures | None
+    pearson: CorrelationFigures | None
+    reason: NotRequired[str]
+
+
+class ByKindEntry(TypedDict):
+    """Per kind of source and subset, the mean correlation over the sources defined there."""
+
+    kind: str
+    subset: str
+    spearman_mean: float | None
+    pearson_mean: float | None
+    n_sources: int
+
+
+class Agreement(TypedDict):
+    """Batch-level agreement; ``mean_p_disagree`` for pairwise batches only."""
+
+    krippendorff_alpha_ordinal: float | None
+    krippendorff_alpha_interval: float | None
+    mean_entropy_bits: float | None
+    mean_grouped_entropy_bits: float | None
+    mean_gini_impurity: float | None
+    mean_pairwise_annotator_disagreement: float | None
+    mean_majority_share: float | None
+    mean_p_disagree: NotRequired[float | None]
+
+
+class AnnotatorEntry(TypedDict):
+    """One annotator; ``reason`` is present when the crowd Spearman is undefined."""
+
+    annotator: str
+    n_labels: int
+    n_compared: int
+    crowd_spearman: float | None
+    crowd_spearman_p: float | None
+    median_duration_ms: float | None
+    attention_checks_passed: int
+    attention_checks_failed: int
+    reason: NotRequired[str | None]
+
+
+class SourceEntry(TypedDict):
+    """One score source and how many labelled items it scores."""
+
+    source: str
+    kind: str
+    n_items_scored: int
+
+
+class Settings(TypedDict):
+    """What the report was computed with."""
+
+    bootstrap_resamples: int
+    seed: int
+
+
+class Report(TypedDict):
+    """The whole report, keys in the order they are written."""
+
+    batch: str
+    kind: str
+    n_items: int
+    n_labels: int
+    n_annotators: int
+    settings: Settings
+    items: list[ItemEntry]
+    subsets: dict[str, list[str]]  # subset name -> item ids, in item order
+    correlations: list[CorrelationEntry]
+    by_kind: list[ByKindEntry]
+    agreement: Agreement
+    annotators: list[AnnotatorEntry]
+    sources: list[SourceEntry]
 
 
 def build_report(
@@ -28,12 +134,12 @@ def build_report(
     n_resamples: int = 1000,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
-) -> dict:
+) -> Report:
     pairwise = arrays.kind == "pairwise"
-    counts = metrics.count_matrix(arrays.item_index, arrays.value, arrays.label_set, arrays.n_items)
-    summary = metrics.item_summary(counts, arrays.label_set)
-    agreement = metrics.pairwise_agreement(counts, arrays.label_set) if pairwise else None
-    subsets = metrics.batch_subsets(arrays.kind, summary, agreement)
+    counts = stats.count_matrix(arrays.item_index, arrays.value, arrays.label_set, arrays.n_items)
+    summary = stats.item_summary(counts, arrays.label_set)
+    agreement = stats.pairwise_agreement(counts, arrays.label_set) if pairwise else None
+    subsets = stats.batch_subsets(arrays.kind, summary, agreement)
     labelled = subsets["full"]
     steps = len(sources) + 2
     _tell(progress, 1, steps)
@@ -45,7 +151,7 @@ def build_report(
         steps = total + 2
         _tell(progress, 1 + done, steps)
 
-    per_source = metrics.correlate_sources_subsets(
+    per_source = stats.correlate_sources_subsets(
         [source.scores for source in sources],
         summary["mean"],
         subsets,
@@ -53,12 +159,12 @@ def build_report(
         seed=seed,
         progress=tell_sets,
     )
-    correlations = []
+    correlations: list[CorrelationEntry] = []
     for source, results in zip(sources, per_source, strict=True):
         for subset, result in results.items():
             correlations.append(_correlation_entry(source, subset, result))
 
-    report = {
+    report: Report = {
         "batch": arrays.slug,
         "kind": arrays.kind,
         "n_items": int(labelled.sum()),
@@ -72,14 +178,15 @@ def build_report(
         },
         "correlations": correlations,
         "by_kind": _by_kind(correlations, list(subsets)),
-        "agreement": _finite_dict(
-            metrics.agreement_summary(
+        "agreement": _agreement_entry(
+            stats.agreement_summary(
                 arrays.item_index,
                 arrays.annotator_index,
                 arrays.value,
                 arrays.label_set,
                 arrays.n_items,
-            )
+            ),
+            pairwise,
         ),
         "annotators": _annotator_entries(arrays),
         "sources": [
@@ -95,27 +202,30 @@ def build_report(
     return report
 
 
-def _tell(progress, done: int, total: int) -> None:
+def _tell(progress: Callable[[int, int], None] | None, done: int, total: int) -> None:
     if progress is not None:
         progress(done, total)
 
 
-def _number(value) -> float | None:
+def _number(value: float | np.floating | None) -> float | None:
+    """A finite float, or ``None`` for a missing, NaN or infinite value (JSON has no NaN)."""
     if value is None:
         return None
     value = float(value)
     return value if np.isfinite(value) else None
 
 
-def _finite_dict(values: dict) -> dict:
-    return {key: _number(value) for key, value in values.items()}
-
-
-def _item_entries(arrays, counts, summary, agreement, labelled) -> list[dict]:
+def _item_entries(
+    arrays: BatchArrays,
+    counts: np.ndarray,
+    summary: dict[str, np.ndarray],
+    agreement: dict[str, np.ndarray] | None,
+    labelled: np.ndarray,
+) -> list[ItemEntry]:
     labels = [str(int(label)) for label in arrays.label_set]
     entries = []
     for i in np.flatnonzero(labelled).tolist():
-        entry = {
+        entry: ItemEntry = {
             "item_id": arrays.item_ids[i],
             "n": int(summary["n"][i]),
             "counts": dict(zip(labels, counts[i].tolist(), strict=True)),
@@ -130,15 +240,17 @@ def _item_entries(arrays, counts, summary, agreement, labelled) -> list[dict]:
     return entries
 
 
-def _correlation_entry(source: SourceScores, subset: str, result) -> dict:
+def _correlation_entry(
+    source: SourceScores, subset: str, result: stats.BootstrapCorrelation
+) -> CorrelationEntry:
     spearman, pearson = result.spearman, result.pearson
-    entry = {
+    entry: CorrelationEntry = {
         "source": source.name,
         "kind": source.kind,
         "subset": subset,
         "n": int(spearman.n),
-        "spearman": _finite_result(spearman.as_report()),
-        "pearson": _finite_result(pearson.as_report()),
+        "spearman": correlation_figures(spearman),
+        "pearson": correlation_figures(pearson),
     }
     reason = spearman.reason or pearson.reason
     if entry["spearman"] is None or entry["pearson"] is None:
@@ -146,19 +258,41 @@ def _correlation_entry(source: SourceScores, subset: str, result) -> dict:
     return entry
 
 
-def _finite_result(result: dict | None) -> dict | None:
-    if result is None or _number(result["r"]) is None:
+def correlation_figures(result: stats.CorrelationResult) -> CorrelationFigures | None:
+    """``{"r", "p", "ci95"}`` of a correlation as the report has it; ``None`` when undefined.
+
+    An interval with a non-finite end is reported as no interval.
+    """
+    r = _number(result.r)
+    if r is None:
         return None
-    ci95 = result.get("ci95")
-    if ci95 is not None:
-        ci95 = [_number(ci95[0]), _number(ci95[1])]
-        if None in ci95:
-            ci95 = None
-    return {"r": _number(result["r"]), "p": _number(result["p"]), "ci95": ci95}
+    ci95 = None
+    if result.ci95 is not None:
+        low, high = _number(result.ci95[0]), _number(result.ci95[1])
+        if low is not None and high is not None:
+            ci95 = [low, high]
+    return {"r": r, "p": _number(result.p), "ci95": ci95}
 
 
-def _by_kind(correlations: list[dict], subset_names: list[str]) -> list[dict]:
-    rows = []
+def _agreement_entry(summary: stats.AgreementSummary, pairwise: bool) -> Agreement:
+    entry: Agreement = {
+        "krippendorff_alpha_ordinal": _number(summary.krippendorff_alpha_ordinal),
+        "krippendorff_alpha_interval": _number(summary.krippendorff_alpha_interval),
+        "mean_entropy_bits": _number(summary.mean_entropy_bits),
+        "mean_grouped_entropy_bits": _number(summary.mean_grouped_entropy_bits),
+        "mean_gini_impurity": _number(summary.mean_gini_impurity),
+        "mean_pairwise_annotator_disagreement": _number(
+            summary.mean_pairwise_annotator_disagreement
+        ),
+        "mean_majority_share": _number(summary.mean_majority_share),
+    }
+    if pairwise:
+        entry["mean_p_disagree"] = _number(summary.mean_p_disagree)
+    return entry
+
+
+def _by_kind(correlations: list[CorrelationEntry], subset_names: list[str]) -> list[ByKindEntry]:
+    rows: list[ByKindEntry] = []
     for kind in SOURCE_KINDS:
         of_kind = [entry for entry in correlations if entry["kind"] == kind]
         if not of_kind:
@@ -179,8 +313,8 @@ def _by_kind(correlations: list[dict], subset_names: list[str]) -> list[dict]:
     return rows
 
 
-def _annotator_entries(arrays: BatchArrays) -> list[dict]:
-    crowd = metrics.annotator_crowd_agreement(
+def _annotator_entries(arrays: BatchArrays) -> list[AnnotatorEntry]:
+    crowd = stats.annotator_crowd_agreement(
         arrays.item_index,
         arrays.annotator_index,
         arrays.value,
@@ -192,7 +326,7 @@ def _annotator_entries(arrays: BatchArrays) -> list[dict]:
     entries = []
     for index, pseudonym in enumerate(arrays.annotators):
         result = crowd.crowd_spearman[index]
-        entry = {
+        entry: AnnotatorEntry = {
             "annotator": pseudonym,
             "n_labels": int(crowd.n_labels[index]),
             "n_compared": int(crowd.n_compared[index]),

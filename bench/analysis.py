@@ -306,7 +306,7 @@ def main() -> None:
         results.append(measure(slug, args.resamples))
         print(json.dumps(results[-1], indent=2), flush=True)
 
-    from analysis import metrics
+    from analysis.stats import bootstrap
 
     run = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -315,7 +315,7 @@ def main() -> None:
             "load_average_1min_at_end": round(os.getloadavg()[0], 2),
             "python": platform.python_version(),
             "numpy": np.__version__,
-            "bootstrap_threads": metrics.BOOTSTRAP_THREADS,
+            "bootstrap_threads": bootstrap.BOOTSTRAP_THREADS,
         },
         "targets_seconds": {"bench-large whole analysis": 10, "bench-study whole analysis": 2},
         "results": results,

@@ -1,7 +1,7 @@
 """End to end: labels through the real services, scores from a file, ``analyze --json``.
 
 The expected numbers are computed here independently (plain Python and scipy.stats on the
-rows read back from the database), not with ``analysis.metrics``.
+rows read back from the database), not with ``analysis.stats``.
 """
 
 import json

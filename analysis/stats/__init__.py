@@ -1,0 +1,128 @@
+"""Statistics of a batch's counted labels and model scores (numpy / scipy only, no Django).
+
+Definitions follow ``docs/ANALYSIS.md`` (the Infinity-Chat study, Jiang et al., "Artificial
+Hivemind", NeurIPS 2025). The database-facing code loads a batch once and hands over arrays;
+everything here is vectorised over all items, never a Python loop or a scipy call per item
+or per bootstrap resample. ``analysis.reports`` turns the results into the JSON report.
+
+Modules
+-------
+:mod:`~analysis.stats.per_item`
+    count matrix, entropy, mean / std, pairwise agreement and other per-item disagreement.
+:mod:`~analysis.stats.subsets`
+    the subset families and their rules (Tukey fences, top entropy, most ties, least
+    agreement).
+:mod:`~analysis.stats.correlation`
+    Spearman and Pearson with p-values, mid-ranks, the correlation result types.
+:mod:`~analysis.stats.bootstrap`
+    seeded bootstrap intervals of many sources on many subsets at once.
+:mod:`~analysis.stats.agreement`
+    Krippendorff's alpha, the batch agreement summary, annotator-crowd agreement.
+
+Per-item arrays give ``NaN`` for items without labels (the report leaves those items out);
+functions that return a single number return ``None`` (with a reason where there is one)
+instead of ``NaN`` when the number is undefined.
+"""
+
+from analysis.stats.agreement import (
+    AgreementSummary,
+    AnnotatorCrowdAgreement,
+    KrippendorffLevel,
+    agreement_summary,
+    annotator_crowd_agreement,
+    krippendorff_alpha,
+    leave_one_out_means,
+)
+from analysis.stats.bootstrap import correlate_sources_subsets
+from analysis.stats.correlation import (
+    BootstrapCorrelation,
+    CorrelationResult,
+    midranks,
+    pearson,
+    spearman,
+)
+from analysis.stats.per_item import (
+    ABSOLUTE_LABELS,
+    PAIRWISE_LABELS,
+    THREE_GROUPS,
+    count_matrix,
+    entropy_bits,
+    gini_impurity,
+    grouped_entropy_bits,
+    item_summary,
+    label_columns,
+    majority_share,
+    pairwise_agreement,
+    pairwise_annotator_disagreement,
+)
+from analysis.stats.subsets import (
+    LEAST_AGREEMENT,
+    MOST_TIES,
+    PAIRWISE_SUBSET_PERCENTS,
+    ROLE_TITLES,
+    SUBSET_FAMILIES,
+    TOP_ENTROPY,
+    TOP_ENTROPY_PERCENTS,
+    TUKEY_FENCES,
+    TUKEY_KS,
+    BatchKind,
+    SubsetFamily,
+    SubsetRole,
+    batch_subsets,
+    families_for,
+    least_agreement_subsets,
+    most_ties_subsets,
+    top_entropy_subsets,
+    tukey_subsets,
+)
+
+__all__ = [
+    # per item
+    "ABSOLUTE_LABELS",
+    "PAIRWISE_LABELS",
+    "THREE_GROUPS",
+    "count_matrix",
+    "entropy_bits",
+    "gini_impurity",
+    "grouped_entropy_bits",
+    "item_summary",
+    "label_columns",
+    "majority_share",
+    "pairwise_agreement",
+    "pairwise_annotator_disagreement",
+    # subsets
+    "LEAST_AGREEMENT",
+    "MOST_TIES",
+    "PAIRWISE_SUBSET_PERCENTS",
+    "ROLE_TITLES",
+    "SUBSET_FAMILIES",
+    "TOP_ENTROPY",
+    "TOP_ENTROPY_PERCENTS",
+    "TUKEY_FENCES",
+    "TUKEY_KS",
+    "BatchKind",
+    "SubsetFamily",
+    "SubsetRole",
+    "batch_subsets",
+    "families_for",
+    "least_agreement_subsets",
+    "most_ties_subsets",
+    "top_entropy_subsets",
+    "tukey_subsets",
+    # correlation
+    "BootstrapCorrelation",
+    "CorrelationResult",
+    "midranks",
+    "pearson",
+    "spearman",
+    # bootstrap
+    "correlate_sources_subsets",
+    # agreement
+    "AgreementSummary",
+    "AnnotatorCrowdAgreement",
+    "KrippendorffLevel",
+    "agreement_summary",
+    "annotator_crowd_agreement",
+    "krippendorff_alpha",
+    "leave_one_out_means",
+]

@@ -1,0 +1,143 @@
+"""Tests of analysis.stats.correlation: reference vectors, scipy, undefined correlations.
+
+Plain pytest, no database.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis.reports import correlation_figures
+from analysis.stats import correlate_sources_subsets, correlation
+from tests.analysis.oracles import VECTOR_TOL, VECTORS, vector_params
+
+SCIPY_TOL = 1e-9
+PROPERTY_SETTINGS = settings(max_examples=60, deadline=None)
+
+
+@pytest.mark.parametrize("case", vector_params("correlation"))
+def test_correlation_reference(case: dict) -> None:
+    x, y, expected = case["x"], case["y"], case["expected"]
+    rho = correlation.spearman(x, y)
+    r = correlation.pearson(x, y)
+    assert rho.reason is None and r.reason is None
+    assert rho.n == r.n == len(x)
+    assert rho.r == pytest.approx(expected["spearman_rho"], abs=VECTOR_TOL)
+    assert rho.p == pytest.approx(expected["spearman_p_two_sided_t_approx"], abs=VECTOR_TOL)
+    assert r.r == pytest.approx(expected["pearson_r"], abs=VECTOR_TOL)
+    assert r.p == pytest.approx(expected["pearson_p_two_sided"], abs=VECTOR_TOL)
+
+    scipy_rho = scipy.stats.spearmanr(x, y)
+    scipy_r = scipy.stats.pearsonr(x, y)
+    assert rho.r == pytest.approx(scipy_rho.statistic, abs=SCIPY_TOL)
+    assert rho.p == pytest.approx(scipy_rho.pvalue, abs=SCIPY_TOL)
+    assert r.r == pytest.approx(scipy_r.statistic, abs=SCIPY_TOL)
+    assert r.p == pytest.approx(scipy_r.pvalue, abs=SCIPY_TOL)
+
+    published = case.get("published", {})
+    for key, attribute in (
+        ("spearman_rho", rho.r),
+        ("spearman_p", rho.p),
+        ("pearson_r", r.r),
+        ("pearson_p", r.p),
+    ):
+        if key in published:
+            assert attribute == pytest.approx(published[key], abs=VECTOR_TOL)
+    if case["has_ties"]:
+        # Mid-ranks, not the 1 - 6 sum d^2 shortcut.
+        assert abs(rho.r - case["naive_1_minus_6sumd2_formula_WRONG_if_ties"]) > 1e-3
+
+
+def test_spearman_scipy_doc_exact_value() -> None:
+    case = next(c for c in VECTORS["correlation"] if c["id"] == "scipy_doc_ties")
+    assert correlation.spearman(case["x"], case["y"]).r == pytest.approx(
+        8 / math.sqrt(95), abs=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "reason"),
+    [
+        ([1.0, 2.0], [3.0, 4.0], "fewer than 3 items (n=2)"),
+        ([], [], "fewer than 3 items (n=0)"),
+        ([2.0, 2.0, 2.0, 2.0], [1.0, 2.0, 3.0, 4.0], "x is constant (all 4 values equal)"),
+        ([1.0, 2.0, 3.0, 4.0], [5.0, 5.0, 5.0, 5.0], "y is constant (all 4 values equal)"),
+        ([1.0, np.nan, 3.0, 4.0], [1.0, 2.0, np.inf, 4.0], "fewer than 3 items (n=2)"),
+    ],
+)
+def test_undefined_correlation_gives_none_with_reason(x: list, y: list, reason: str) -> None:
+    [bootstrapped] = correlate_sources_subsets(
+        [np.array(x)], np.array(y), {"all": np.ones(len(x), dtype=bool)}, n_resamples=50
+    )
+    for result in (
+        correlation.spearman(x, y),
+        correlation.pearson(x, y),
+        *bootstrapped["all"],
+    ):
+        assert (result.r, result.p, result.ci95) == (None, None, None)
+        assert result.reason == reason
+        assert correlation_figures(result) is None
+
+
+def test_non_finite_pairs_are_left_out() -> None:
+    x = np.array([1.0, 2.0, np.nan, 4.0, 5.0, 3.0])
+    y = np.array([2.0, 1.0, 7.0, 4.0, 3.0, np.nan])
+    result = correlation.spearman(x, y)
+    assert result.n == 4
+    assert result.r == pytest.approx(scipy.stats.spearmanr([1, 2, 4, 5], [2, 1, 4, 3]).statistic)
+
+
+def test_perfect_rank_correlation_matches_scipy_exactly() -> None:
+    result = correlation.spearman([1, 2, 3], [10, 20, 30])
+    assert (result.r, result.p) == (1.0, 0.0)
+    assert correlation.pearson([1, 2, 3, 4, 5], [2, 4, 6, 8, 10]).r == 1.0
+
+
+@PROPERTY_SETTINGS
+@given(
+    pairs=st.lists(
+        st.tuples(st.integers(-3, 3), st.integers(-3, 3) | st.floats(-10, 10)), max_size=30
+    )
+)
+def test_correlations_match_scipy_or_are_null(pairs: list[tuple[int, float]]) -> None:
+    x = np.array([p[0] for p in pairs], dtype=float)
+    y = np.array([p[1] for p in pairs], dtype=float)
+    for ours, theirs in (
+        (correlation.spearman(x, y), scipy.stats.spearmanr),
+        (correlation.pearson(x, y), scipy.stats.pearsonr),
+    ):
+        if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+            assert ours.r is None and ours.p is None and ours.reason
+            continue
+        reference = theirs(x, y)
+        assert ours.reason is None
+        assert ours.r == pytest.approx(reference.statistic, abs=SCIPY_TOL)
+        assert ours.p == pytest.approx(reference.pvalue, abs=SCIPY_TOL)
+        assert math.isfinite(ours.r) and math.isfinite(ours.p)
+
+
+@PROPERTY_SETTINGS
+@given(values=st.lists(st.integers(0, 6) | st.floats(-5, 5), max_size=40))
+def test_midranks_match_scipy_rankdata(values: list[float]) -> None:
+    np.testing.assert_array_equal(correlation.midranks(values), scipy.stats.rankdata(values))
+
+
+@PROPERTY_SETTINGS
+@given(pairs=st.lists(st.tuples(st.integers(-3, 3), st.floats(-10, 10)), min_size=3, max_size=30))
+def test_point_correlations_equal_spearman_and_pearson(pairs: list[tuple[int, float]]) -> None:
+    """The bootstrap's point estimates are bit-identical to spearman() / pearson()."""
+    x = np.array([p[0] for p in pairs], dtype=float)
+    y = np.array([p[1] for p in pairs], dtype=float)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return
+    point = correlation.point_correlations(
+        correlation.prepare_column(x, correlation.group_by_value(x).item_group),
+        correlation.prepare_column(y, correlation.group_by_value(y).item_group),
+    )
+    assert point == (correlation.spearman(x, y), correlation.pearson(x, y))
