@@ -22,28 +22,23 @@ from django.contrib.contenttypes.fields import GenericRelation
 from django.db import models
 from django.db.models import F, Q
 
+from annotation.kinds import get_kind
+from annotation.kinds.base import TaskKind
+
 DEFAULT_ANNOTATIONS_PER_ITEM = 25
 DEFAULT_LEASE_SECONDS = 600
 
-ABSOLUTE_SCALE = {
-    1: "Very poor",
-    2: "Poor",
-    3: "Acceptable",
-    4: "Good",
-    5: "Excellent",
-}
-PAIRWISE_SCALE = {
-    2: "A is much better",
-    1: "A is slightly better",
-    0: "About the same",
-    -1: "B is slightly better",
-    -2: "B is much better",
-}
-
 
 class BatchKind(models.TextChoices):
+    """The names of the built-in task kinds (``annotation.kinds``; others may be added)."""
+
     ABSOLUTE = "absolute", "Absolute rating (1–5)"
     PAIRWISE = "pairwise", "Pairwise preference (A/B)"
+
+
+def label_values(kind: str) -> list[int]:
+    """The fixed label set of a choice kind, in the order the analysis uses."""
+    return get_kind(kind).label_set
 
 
 class BatchState(models.TextChoices):
@@ -51,15 +46,6 @@ class BatchState(models.TextChoices):
     LIVE = "live", "Live"
     PAUSED = "paused", "Paused"
     CLOSED = "closed", "Closed"
-
-
-def label_values(kind: str) -> list[int]:
-    """The fixed label set of a batch kind, in the order the analysis uses."""
-    return [1, 2, 3, 4, 5] if kind == BatchKind.ABSOLUTE else [-2, -1, 0, 1, 2]
-
-
-def default_scale(kind: str) -> dict[int, str]:
-    return dict(ABSOLUTE_SCALE if kind == BatchKind.ABSOLUTE else PAIRWISE_SCALE)
 
 
 def new_completion_code() -> str:
@@ -97,7 +83,11 @@ class Batch(models.Model):
 
     slug = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=300)
-    kind = models.CharField(max_length=16, choices=BatchKind.choices)
+    # a name in the TASK_KINDS registry (annotation.kinds), checked by the services
+    kind = models.CharField(max_length=32)
+    kind_settings = models.JSONField(
+        default=dict, blank=True, help_text="The kind's own settings (e.g. max_words)."
+    )
     instructions = models.TextField(blank=True, default="", help_text="Markdown")
     consent_text = models.TextField(blank=True, default="", help_text="Markdown")
     scale_labels = models.JSONField(
@@ -132,7 +122,6 @@ class Batch(models.Model):
             ("manage_annotators", "Can exclude and re-include annotators"),
         ]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=BatchKind.values), name="batch_kind_known"),
             models.CheckConstraint(
                 condition=Q(state__in=BatchState.values), name="batch_state_known"
             ),
@@ -146,21 +135,23 @@ class Batch(models.Model):
         return self.slug
 
     @property
+    def task_kind(self) -> TaskKind:
+        """The batch's kind plug-in (``annotation.kinds``)."""
+        return get_kind(self.kind)
+
+    @property
     def label_set(self) -> list[int]:
-        return label_values(self.kind)
+        """The values a choice kind's labels take (empty for kinds that write text)."""
+        return sorted(option.value for option in self.task_kind.options(self))
 
     def scale(self) -> list[tuple[int, str]]:
-        """(value, text) pairs in the order the buttons are shown (keys 1–5)."""
-        texts = default_scale(self.kind)
-        for key, text in (self.scale_labels or {}).items():
-            if str(key).lstrip("-").isdigit() and int(key) in texts and text:
-                texts[int(key)] = str(text)
-        order = [1, 2, 3, 4, 5] if self.kind == BatchKind.ABSOLUTE else [2, 1, 0, -1, -2]
-        return [(value, texts[value]) for value in order]
+        """(value, button text) in key order, for kinds that choose."""
+        return [(option.value, option.text) for option in self.task_kind.options(self)]
 
 
 class Item(models.Model):
-    """The unit one annotator judges once: (query, response) or (query, response A, B)."""
+    """The unit one annotator judges once: a query and what its kind shows with it —
+    a response, two responses (A, B), or texts kept in ``content`` — see annotation.kinds."""
 
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="items")
     item_id = models.CharField(max_length=200)
@@ -174,6 +165,9 @@ class Item(models.Model):
     )
     response_b = models.ForeignKey(
         Response, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    content = models.JSONField(
+        default=dict, blank=True, help_text="Texts of kinds that show more than responses."
     )
     gold = models.JSONField(
         null=True, blank=True, help_text="Accepted answers of an attention-check item."
@@ -193,12 +187,14 @@ class Item(models.Model):
             models.CheckConstraint(
                 condition=Q(reserved_count__lte=F("target")), name="item_reserved_within_n"
             ),
+            # one response, a pair, or none (kinds whose texts are in content)
             models.CheckConstraint(
                 condition=(
                     Q(response__isnull=False, response_a__isnull=True, response_b__isnull=True)
                     | Q(response__isnull=True, response_a__isnull=False, response_b__isnull=False)
+                    | Q(response__isnull=True, response_a__isnull=True, response_b__isnull=True)
                 ),
-                name="item_absolute_or_pairwise",
+                name="item_one_two_or_no_responses",
             ),
         ]
         indexes = [
@@ -216,10 +212,6 @@ class Item(models.Model):
 
     def __str__(self) -> str:
         return f"{self.batch.slug}/{self.item_id}"
-
-    @property
-    def is_pairwise(self) -> bool:
-        return self.response_id is None
 
 
 class Annotator(models.Model):
@@ -336,16 +328,39 @@ class LabelStatus(models.TextChoices):
     EXCLUDED = "excluded", "Excluded (annotator excluded)"
 
 
+# The value rule of each built-in kind, so that the database checks it too. A kind added
+# later is checked by its own clean_label (its value or text must be there).
+BUILT_IN_LABEL_RULES = {
+    "absolute": Q(value__gte=1, value__lte=5, text__isnull=True),
+    "pairwise": Q(value__gte=-2, value__lte=2, text__isnull=True),
+    "similarity": Q(value__gte=1, value__lte=4, text__isnull=True),
+    "short_text": Q(value__isnull=True, text__isnull=False, answer__isnull=False),
+}
+
+
+def _label_value_rule() -> Q:
+    rule = ~Q(kind__in=sorted(BUILT_IN_LABEL_RULES)) & (
+        Q(value__isnull=False) | Q(text__isnull=False)
+    )
+    for kind, condition in sorted(BUILT_IN_LABEL_RULES.items()):
+        rule |= Q(kind=kind) & condition
+    return rule
+
+
 class Label(models.Model):
-    """One judgment. ``kind`` is copied from the batch so the database can check the value."""
+    """One judgment. ``kind`` is copied from the batch so the database can check the value:
+    ``value`` for kinds that choose, ``text`` (verbatim) and ``answer`` (normalised) for
+    kinds that write."""
 
     assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="label")
     # PROTECT: a batch or item that holds labels cannot be deleted by accident.
     batch = models.ForeignKey(Batch, on_delete=models.PROTECT, related_name="labels")
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="labels")
     annotator = models.ForeignKey(Annotator, on_delete=models.PROTECT, related_name="labels")
-    kind = models.CharField(max_length=16, choices=BatchKind.choices)
-    value = models.SmallIntegerField()
+    kind = models.CharField(max_length=32)
+    value = models.SmallIntegerField(null=True, blank=True)
+    text = models.TextField(null=True, blank=True)
+    answer = models.CharField(max_length=200, null=True, blank=True)
     status = models.CharField(max_length=16, choices=LabelStatus.choices)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     submitted_at = models.DateTimeField()
@@ -353,13 +368,7 @@ class Label(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["annotator", "item"], name="label_once_per_annotator"),
-            models.CheckConstraint(
-                condition=(
-                    Q(kind=BatchKind.ABSOLUTE, value__gte=1, value__lte=5)
-                    | Q(kind=BatchKind.PAIRWISE, value__gte=-2, value__lte=2)
-                ),
-                name="label_value_in_label_set",
-            ),
+            models.CheckConstraint(condition=_label_value_rule(), name="label_value_fits_kind"),
             models.CheckConstraint(
                 condition=Q(status__in=LabelStatus.values), name="label_status_known"
             ),
@@ -371,7 +380,8 @@ class Label(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.value} ({self.status})"
+        shown = self.value if self.value is not None else repr(self.text)
+        return f"{shown} ({self.status})"
 
 
 class BatchSnapshot(models.Model):

@@ -7,28 +7,14 @@ from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
 from annotation.models import Assignment, Batch, Item, Label, LabelStatus, Participation
-from annotation.rendering import render_markdown
 
 ACTIVE_WINDOW = timedelta(minutes=10)
 RATE_WINDOW = timedelta(hours=1)
 
 
-def item_payload(item: Item) -> dict:
-    """What a worker is shown for an item: texts as given and as sanitised HTML."""
-    payload = {
-        "item_id": item.item_id,
-        "query": item.query.text,
-        "query_html": render_markdown(item.query.text),
-    }
-    if item.response_id is not None:
-        payload["response"] = item.response.text
-        payload["response_html"] = render_markdown(item.response.text)
-    else:
-        payload["response_a"] = item.response_a.text
-        payload["response_a_html"] = render_markdown(item.response_a.text)
-        payload["response_b"] = item.response_b.text
-        payload["response_b_html"] = render_markdown(item.response_b.text)
-    return payload
+def item_payload(item: Item, batch: Batch) -> dict:
+    """What a worker is shown for an item (its kind decides: ``TaskKind.payload``)."""
+    return batch.task_kind.payload(item, batch)
 
 
 def load_item_for_display(item_pk: int) -> Item:

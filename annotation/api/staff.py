@@ -36,6 +36,7 @@ class BatchSerializer(serializers.ModelSerializer):
             "instructions",
             "consent_text",
             "scale_labels",
+            "kind_settings",
             "annotations_per_item",
             "lease_seconds",
             "quota_per_annotator",

@@ -1,6 +1,7 @@
 """The crowdworker JSON API used by the rating page (API.md, "Crowdworker JSON API")."""
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import BasePermission
@@ -97,7 +98,7 @@ class NextItemView(WorkerAPIView):
             {
                 "assignment": str(assignment.pk),
                 "expires_at": assignment.expires_at.isoformat(),
-                "item": selectors.item_payload(item),
+                "item": selectors.item_payload(item, batch),
                 "progress": progress,
             }
         )
@@ -117,21 +118,34 @@ def mturk_submission(participation: Participation) -> dict | None:
     return {"url": f"{host}/mturk/externalSubmit", "assignmentId": assignment_id}
 
 
-class LabelRequest(serializers.Serializer):
-    value = serializers.IntegerField()
-    duration_ms = serializers.IntegerField(required=False, min_value=0)
-
-
-class LabelResponse(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["counted", "surplus", "excluded"])
+# The body is validated by the services (the batch's kind checks ``value``,
+# ``submit_label`` the duration); this only describes it in the OpenAPI schema.
+LABEL_REQUEST_SCHEMA = {
+    "type": "object",
+    "required": ["value"],
+    "properties": {
+        "value": {
+            "oneOf": [{"type": "integer"}, {"type": "string"}],
+            "description": "the label: an integer for kinds that choose, a string for "
+            "kinds that write (KINDS.md)",
+        },
+        "duration_ms": {"type": "integer", "minimum": 0, "nullable": True},
+    },
+}
 
 
 class SubmitLabelView(WorkerAPIView):
     """Submit the label of an assignment; a retry with the same value is harmless."""
 
-    def get_serializer(self, *args, **kwargs):  # for the schema only
-        return LabelRequest(*args, **kwargs)
-
+    @extend_schema(
+        request={"application/json": LABEL_REQUEST_SCHEMA},
+        responses={
+            (201, "application/json"): {
+                "type": "object",
+                "properties": {"status": {"enum": ["counted", "surplus", "excluded"]}},
+            }
+        },
+    )
     def post(self, request, assignment_id: str):
         body = request.data
         if not isinstance(body, dict):

@@ -5,11 +5,11 @@ import re
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.kinds import get_kind
 from annotation.models import (
     DEFAULT_ANNOTATIONS_PER_ITEM,
     DEFAULT_LEASE_SECONDS,
     Batch,
-    BatchKind,
     BatchState,
 )
 from annotation.services import slots
@@ -41,14 +41,15 @@ def create_batch(
     completion_code: str = "",
     completion_url: str = "",
     scale_labels: dict | None = None,
+    kind_settings: dict | None = None,
     actor: Actor | None = None,
 ) -> Batch:
     if not SLUG_PATTERN.match(slug or ""):
         raise InvalidInput(
             "slug", f"{slug!r} must be lower-case letters, digits and hyphens (at most 100)"
         )
-    if kind not in BatchKind.values:
-        raise InvalidInput("kind", f"{kind!r} is not one of {', '.join(BatchKind.values)}")
+    task_kind = get_kind(kind)
+    kind_settings = task_kind.clean_settings(kind_settings)
     _check_positive("annotations_per_item", annotations_per_item)
     _check_positive("lease_seconds", lease_seconds)
     if quota_per_annotator is not None:
@@ -66,6 +67,7 @@ def create_batch(
         quota_per_annotator=quota_per_annotator,
         completion_url=completion_url,
         scale_labels=scale_labels or {},
+        kind_settings=kind_settings,
     )
     if completion_code:
         batch.completion_code = completion_code
@@ -149,6 +151,7 @@ AUDITED_SETTINGS = [
     "completion_code",
     "completion_url",
     "scale_labels",
+    "kind_settings",
 ]
 
 EDITABLE_FIELDS = {
@@ -160,6 +163,7 @@ EDITABLE_FIELDS = {
     "completion_code",
     "completion_url",
     "scale_labels",
+    "kind_settings",
 }
 
 
@@ -178,6 +182,11 @@ def update_batch(batch: Batch, changes: dict, *, actor: Actor | None = None) -> 
         raise InvalidInput("completion_code", "must not be empty")
     if "scale_labels" in changes and not isinstance(changes["scale_labels"], dict):
         raise InvalidInput("scale_labels", "must be an object mapping label value to text")
+    if "kind_settings" in changes:
+        if not isinstance(changes["kind_settings"], dict):
+            raise InvalidInput("kind_settings", "must be an object of the kind's settings")
+        merged = {**(batch.kind_settings or {}), **changes["kind_settings"]}
+        changes = {**changes, "kind_settings": batch.task_kind.clean_settings(merged)}
     with transaction.atomic():
         before = Batch.objects.select_for_update().get(pk=batch.pk)
         before_values = {name: getattr(before, name) for name in AUDITED_SETTINGS}

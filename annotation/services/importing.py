@@ -28,7 +28,8 @@ from typing import IO, Any
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
-from annotation.models import Batch, BatchKind, BatchState, Item, Query, Response, label_values
+from annotation.kinds.base import ResponseSlot, TaskKind
+from annotation.models import Batch, BatchState, Item, Query, Response
 from annotation.services import slots
 from core import audit
 from core.audit import Actor
@@ -60,31 +61,24 @@ class ImportSummary:
 
 @dataclass(frozen=True)
 class _Layout:
-    """The keys of one batch kind: (id key, text key, model key) per response slot."""
+    """The keys of a kind's items file: required, known, and the response slots."""
 
-    slots: tuple[tuple[str, str, str], ...]
-    required: tuple[str, ...] = ()
-    known: frozenset[str] = frozenset()
+    slots: tuple[ResponseSlot, ...]
+    contents: tuple[str, ...]
+    required: tuple[str, ...]
+    known: frozenset[str]
 
-    def __post_init__(self):
+    @classmethod
+    def of(cls, kind: TaskKind) -> "_Layout":
         required = ["item_id", "query_id", "query"]
         known = {"item_id", "query_id", "query", "category", "gold"}
-        for id_key, text_key, model_key in self.slots:
-            required += [id_key, text_key]
-            known.update((id_key, text_key, model_key))
-        object.__setattr__(self, "required", tuple(required))
-        object.__setattr__(self, "known", frozenset(known))
-
-
-LAYOUTS = {
-    BatchKind.ABSOLUTE: _Layout(slots=(("response_id", "response", "model"),)),
-    BatchKind.PAIRWISE: _Layout(
-        slots=(
-            ("response_a_id", "response_a", "model_a"),
-            ("response_b_id", "response_b", "model_b"),
-        )
-    ),
-}
+        for slot in kind.response_slots:
+            required += [slot.id_key, slot.text_key]
+            known.update((slot.id_key, slot.text_key, slot.model_key))
+        contents = tuple(content.key for content in kind.content_texts)
+        required += contents
+        known.update(contents)
+        return cls(kind.response_slots, contents, tuple(required), frozenset(known))
 
 
 def import_items(
@@ -152,15 +146,15 @@ class _Plan:
     name: str
     queries: dict[str, _QueryEntry]
     responses: dict[str, _ResponseEntry]
-    # (item_id, query_id, response ids, gold, metadata), in file order
-    items: list[tuple[str, str, tuple[str, ...], list[int] | None, dict]]
+    # (item_id, query_id, response ids, content, gold, metadata), in file order
+    items: list[tuple[str, str, tuple[str, ...], dict, list | None, dict]]
 
 
 class _Validator:
     def __init__(self, batch: Batch, problems: Problems, *, csv_header: bool):
         self.batch = batch
-        self.layout = LAYOUTS[batch.kind]
-        self.labels = label_values(batch.kind)
+        self.kind = batch.task_kind
+        self.layout = _Layout.of(self.kind)
         self.problems = problems
         self.csv_header = csv_header  # missing CSV columns are reported once, at the header
         self.queries: dict[str, _QueryEntry] = {}
@@ -183,13 +177,14 @@ class _Validator:
         category = self._short(line, row, "category")
         slots = [
             (
-                id_key,
-                self._identifier(line, row, id_key),
-                self._text(line, row, text_key),
-                self._short(line, row, model_key),
+                slot.id_key,
+                self._identifier(line, row, slot.id_key),
+                self._text(line, row, slot.text_key),
+                self._short(line, row, slot.model_key),
             )
-            for id_key, text_key, model_key in self.layout.slots
+            for slot in self.layout.slots
         ]
+        content = {key: self._text(line, row, key) for key in self.layout.contents}
         gold = self._gold(line, row)
         metadata = {key: value for key, value in row.items() if key not in self.layout.known}
         for key, value in metadata.items():
@@ -218,7 +213,7 @@ class _Validator:
                 entry.category = category
 
         if len(slots) == 2 and slots[0][1] is not None and slots[0][1] == slots[1][1]:
-            problems.add(line, slots[1][0], f"{slots[1][1]!r} is the same as response_a_id")
+            problems.add(line, slots[1][0], f"{slots[1][1]!r} is the same as {slots[0][0]}")
         for id_key, response_id, text, model in slots:
             if response_id is None or text is None:
                 continue
@@ -244,7 +239,8 @@ class _Validator:
                 )
 
         if problems.count == 0:
-            self.items.append((item_id, query_id, tuple(slot[1] for slot in slots), gold, metadata))
+            response_ids = tuple(slot[1] for slot in slots)
+            self.items.append((item_id, query_id, response_ids, content, gold, metadata))
         elif self.items:
             self.items = []  # the import is rejected: stop holding rows for the insert
 
@@ -292,7 +288,8 @@ class _Validator:
             return None
         return value
 
-    def _gold(self, line: int, row: dict) -> list[int] | None:
+    def _gold(self, line: int, row: dict) -> list | None:
+        """The accepted answers of an attention check, checked by the batch's kind."""
         value = row.get("gold")
         if isinstance(value, str):
             if not value.strip():
@@ -300,30 +297,14 @@ class _Validator:
             try:
                 value = json.loads(value, parse_constant=reject_json_constant)
             except (ValueError, RecursionError):
-                self.problems.add(
-                    line, "gold", f"{value.strip()!r} is not an integer or a list of integers"
-                )
-                return None
+                value = value.strip()  # a text kind's single answer, or refused by the kind
         if value is None:
             return None
-        values = value if isinstance(value, list) else [value]
-        if not values:
-            self.problems.add(line, "gold", "must not be an empty list")
+        try:
+            return self.kind.clean_gold(self.batch, value)
+        except ValueError as refused:
+            self.problems.add(line, "gold", str(refused))
             return None
-        accepted: list[int] = []
-        low, high = min(self.labels), max(self.labels)
-        for entry in values:
-            if isinstance(entry, bool) or not isinstance(entry, int):
-                self.problems.add(
-                    line, "gold", f"{entry!r} is not an integer (the label set is {low}..{high})"
-                )
-                return None
-            if entry not in self.labels:
-                self.problems.add(line, "gold", f"{entry} is not in the label set {low}..{high}")
-                return None
-            if entry not in accepted:
-                accepted.append(entry)
-        return accepted
 
 
 def _unstorable(text: str) -> str | None:
@@ -512,8 +493,8 @@ def _create_responses(plan: _Plan) -> int:
 def _create_items(batch: Batch, plan: _Plan) -> int:
     highest = Item.objects.filter(batch=batch).aggregate(highest=Max("position"))["highest"]
     position = 0 if highest is None else highest + 1
-    pairwise = batch.kind == BatchKind.PAIRWISE
     queries, responses = plan.queries, plan.responses
+    link_fields = [slot.field for slot in batch.task_kind.response_slots]
     inserter = RowInserter(
         Item,
         [
@@ -521,9 +502,8 @@ def _create_items(batch: Batch, plan: _Plan) -> int:
             "item_id",
             "position",
             "query",
-            "response",
-            "response_a",
-            "response_b",
+            *link_fields,
+            "content",
             "gold",
             "metadata",
             *slots.NEW_ITEM_COUNTER_COLUMNS,
@@ -532,20 +512,17 @@ def _create_items(batch: Batch, plan: _Plan) -> int:
     counters = slots.new_item_counters(batch)
     for start in range(0, len(plan.items), BULK_BATCH_SIZE):
         rows = []
-        for item_id, query_id, response_ids, gold, metadata in plan.items[
+        for item_id, query_id, response_ids, content, gold, metadata in plan.items[
             start : start + BULK_BATCH_SIZE
         ]:
-            if pairwise:
-                links = [None, responses[response_ids[0]].pk, responses[response_ids[1]].pk]
-            else:
-                links = [responses[response_ids[0]].pk, None, None]
             rows.append(
                 [
                     batch.pk,
                     item_id,
                     position,
                     queries[query_id].pk,
-                    *links,
+                    *[responses[response_id].pk for response_id in response_ids],
+                    content,
                     gold,
                     metadata,
                     *counters,

@@ -7,6 +7,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.kinds.base import CleanLabel
 from annotation.models import (
     Annotator,
     Assignment,
@@ -14,7 +15,6 @@ from annotation.models import (
     Label,
     LabelStatus,
     Participation,
-    label_values,
 )
 from annotation.services import slots
 from core.errors import Conflict, InvalidInput, NotFound
@@ -56,13 +56,15 @@ def submit_label(
         )
         if assignment is None:
             raise NotFound("No such assignment.")
-        value = _validate_value(assignment.batch.kind, value)
+        batch = assignment.batch
+        kind = batch.task_kind
+        clean = kind.clean_label(batch, value)
         duration_ms = _validate_duration(duration_ms)
         if assignment.state == AssignmentState.SUBMITTED:
             earlier = Label.objects.get(assignment=assignment)
-            if earlier.value != value:
+            if not kind.same_label(_stored(earlier), clean):
                 raise Conflict(
-                    f"value: this assignment was already labelled {earlier.value}; "
+                    f"value: this assignment was already labelled {kind.shown(earlier)}; "
                     "a label cannot be changed"
                 )
             return SubmitOutcome(earlier.status, False, earlier)
@@ -72,8 +74,10 @@ def submit_label(
             batch_id=assignment.batch_id,
             item_id=assignment.item_id,
             annotator=annotator,
-            kind=assignment.batch.kind,
-            value=value,
+            kind=batch.kind,
+            value=clean.value,
+            text=clean.text,
+            answer=clean.answer,
             status=status,
             duration_ms=duration_ms,
             submitted_at=now,
@@ -109,16 +113,8 @@ def _parse_assignment_id(assignment_id) -> uuid.UUID:
         raise NotFound("No such assignment.") from bad
 
 
-def _validate_value(kind: str, value) -> int:
-    allowed = label_values(kind)
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise InvalidInput("value", f"must be an integer in {allowed}, got {value!r}")
-    if value not in allowed:
-        raise InvalidInput("value", f"must be one of {allowed}, got {value}")
-    return value
+def _stored(label: Label) -> CleanLabel:
+    return CleanLabel(value=label.value, text=label.text, answer=label.answer)
 
 
 def _validate_duration(duration_ms) -> int | None:

@@ -22,16 +22,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import access, selectors
+from annotation.kinds import all_kinds, kind_choices
+from annotation.kinds.base import KindSetting, TaskKind
 from annotation.models import (
     DEFAULT_ANNOTATIONS_PER_ITEM,
     DEFAULT_LEASE_SECONDS,
     Annotator,
     Batch,
-    BatchKind,
     Item,
     Label,
     LabelStatus,
-    default_scale,
 )
 from annotation.pages import render_batch_page
 from annotation.rendering import render_markdown
@@ -95,15 +95,45 @@ class BatchCreateForm(_BatchSettingsForm):
         max_length=100,
         help_text="Lower-case letters, digits and hyphens; part of the worker link.",
     )
-    kind = forms.ChoiceField(choices=BatchKind.choices)
+    kind = forms.ChoiceField(choices=[])
     field_order = ["slug", "kind", "title"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = kind_choices()
         self.fields["title"].required = False
         self.fields["title"].help_text = "Shown to workers; empty uses the slug."
         self.fields["completion_code"].required = False
         self.fields["completion_code"].help_text = "Empty: a random code."
+        # every kind's own settings; only the chosen kind's are used
+        for kind in all_kinds().values():
+            for setting in kind.settings:
+                self.fields[f"{kind.name}__{setting.name}"] = _kind_setting_field(kind, setting)
+
+    def service_arguments(self) -> dict:
+        """The cleaned form as ``create_batch`` arguments (the kind's settings grouped)."""
+        data = dict(self.cleaned_data)
+        chosen = data["kind"]
+        settings = {}
+        for name in list(data):
+            if "__" in name:
+                kind, setting = name.split("__", 1)
+                value = data.pop(name)
+                if kind == chosen and value is not None:
+                    settings[setting] = value
+        data["kind_settings"] = settings
+        return data
+
+
+def _kind_setting_field(kind: TaskKind, setting: KindSetting) -> forms.IntegerField:
+    return forms.IntegerField(
+        label=f"{setting.label} ({kind.name} batches)",
+        min_value=1,
+        max_value=setting.maximum,
+        required=False,
+        initial=setting.default,
+        help_text=setting.help,
+    )
 
 
 class BatchEditForm(_BatchSettingsForm):
@@ -114,30 +144,48 @@ class BatchEditForm(_BatchSettingsForm):
         initial = {name: getattr(batch, name) for name in cls.base_fields}
         form = cls(data=data, initial=initial)
         form.batch = batch
-        for key, (value, text) in enumerate(batch.scale(), start=1):
-            stored = f"{value:+d}" if batch.kind == BatchKind.PAIRWISE else str(value)
-            form.fields[f"button_{value}"] = forms.CharField(
-                label=f"Button {key} text",
+        kind = batch.task_kind
+        current = kind.clean_settings(batch.kind_settings)
+        for setting in kind.settings:
+            field = _kind_setting_field(kind, setting)
+            field.label, field.initial = setting.label, current[setting.name]
+            form.fields[f"setting__{setting.name}"] = field
+        signed = any(option.value < 0 for option in kind.options(batch))
+        for option in kind.options(batch):
+            stored = f"{option.value:+d}" if signed else str(option.value)
+            form.fields[f"button_{option.value}"] = forms.CharField(
+                label=f"Button {option.key} text",
                 max_length=100,
                 required=False,
-                initial=text,
-                help_text=f"Key {key}, stored as {stored}; empty restores the default.",
+                initial=option.text,
+                help_text=f"Key {option.key}, stored as {stored}; empty restores the default.",
             )
         return form
 
     def changes(self) -> dict:
-        """Changed settings; the button texts become ``scale_labels`` when they changed."""
+        """Changed settings; the button texts become ``scale_labels`` when they changed,
+        the kind's settings ``kind_settings``."""
         changes = {
             name: self.cleaned_data[name]
             for name in self.changed_data
-            if not name.startswith("button_")
+            if not name.startswith(("button_", "setting__"))
         }
-        defaults = default_scale(self.batch.kind)
+        settings = {
+            name.removeprefix("setting__"): self.cleaned_data[name]
+            for name in self.changed_data
+            if name.startswith("setting__") and self.cleaned_data[name] is not None
+        }
+        if settings:
+            changes["kind_settings"] = settings
+        kind = self.batch.task_kind
+        if not kind.options(self.batch):
+            return changes
+        defaults = kind.default_texts()
         wanted = {
             value: (self.cleaned_data.get(f"button_{value}") or "").strip() or defaults[value]
             for value in defaults
         }
-        if wanted != dict(self.batch.scale()):
+        if wanted != kind.button_texts(self.batch):
             changes["scale_labels"] = {
                 str(value): text for value, text in wanted.items() if text != defaults[value]
             }
@@ -300,7 +348,11 @@ def batch_edit(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _change_label(form: forms.Form, name: str) -> str:
-    return "button texts" if name == "scale_labels" else str(form[name].label)
+    if name == "scale_labels":
+        return "button texts"
+    if name == "kind_settings":
+        return f"{form.batch.kind} settings"
+    return str(form[name].label)
 
 
 @staff_page(access.can_view_batches)
@@ -327,10 +379,12 @@ def batch_preview(request: HttpRequest, slug: str) -> HttpResponse:
     after = items.filter(position__gt=item.position)
     context = {
         "batch": batch,
-        "scale": batch.scale(),
+        "kind": batch.task_kind,
+        "options": batch.task_kind.options(batch),
+        "widget": batch.task_kind.widget_config(batch),
         "instructions_html": render_markdown(batch.instructions),
         "item": item,
-        "item_payload": selectors.item_payload(selectors.load_item_for_display(item.pk)),
+        "item_payload": selectors.item_payload(selectors.load_item_for_display(item.pk), batch),
         "index": before.count() + 1,
         "total": items.count(),
         "previous_id": before.order_by("-position", "-pk")

@@ -1,6 +1,6 @@
 """Crowdworker pages: entry (consent + instructions), the rating page, and their errors.
 
-The rating page is one HTML shell; ``static/annotation/worker.js`` fetches items from the
+The rating page is one HTML shell; ``static/annotation/rating.js`` fetches items from the
 JSON API so that the next item appears without a page reload.
 """
 
@@ -124,7 +124,9 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
         "annotation/task.html",
         {
             "batch": batch,
-            "scale": batch.scale(),
+            "kind": batch.task_kind,
+            "options": batch.task_kind.options(batch),
+            "widget": batch.task_kind.widget_config(batch),
             "instructions_html": render_markdown(batch.instructions),
         },
     )

@@ -1,5 +1,6 @@
 // Admin pages: confirm dialogs, copy buttons, the batch page's live figures (polled from
-// the progress endpoint with the session cookie, no reload) and the worker preview.
+// the progress endpoint with the session cookie, no reload). The worker preview runs the
+// worker's own script (rating.js) in preview mode.
 (function () {
   "use strict";
 
@@ -146,65 +147,6 @@
     refresh();
   }
 
-  // --- preview: the worker's rating page with one item; choices are not sent anywhere
-  function startPreview(payload) {
-    const el = (id) => document.getElementById(id);
-    el("query").innerHTML = payload.query_html;
-    if (payload.response_html !== undefined) {
-      el("response").innerHTML = payload.response_html;
-    } else {
-      el("response-a").innerHTML = payload.response_a_html;
-      el("response-b").innerHTML = payload.response_b_html;
-    }
-    el("rating").hidden = false;
-    el("done").hidden = true;
-    el("progress-text").textContent = "Preview";
-
-    const form = el("choice-form");
-    const submit = el("submit");
-    const radios = Array.from(form.querySelectorAll("input[name=value]"));
-    const status = el("status");
-
-    function update() {
-      form.querySelectorAll(".choice").forEach((label) => {
-        label.classList.toggle("selected", label.querySelector("input").checked);
-      });
-      submit.disabled = !radios.some((radio) => radio.checked);
-    }
-
-    function pretendSubmit() {
-      const chosen = radios.find((radio) => radio.checked);
-      if (!chosen) return;
-      const text = chosen.closest(".choice").querySelector(".choice-text").textContent;
-      status.hidden = false;
-      status.className = "status info";
-      status.textContent =
-        "Preview: a worker would now send “" + text + "” (value " + chosen.value +
-        ") and see the next item. Nothing was stored.";
-    }
-
-    form.addEventListener("change", update);
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      pretendSubmit();
-    });
-    document.addEventListener("keydown", (event) => {
-      if (event.ctrlKey || event.metaKey || event.altKey) return;
-      if (/^[1-5]$/.test(event.key)) {
-        const radio = radios.find((r) => r.dataset.key === event.key);
-        if (radio) {
-          radio.checked = true;
-          update();
-          event.preventDefault();
-        }
-      } else if (event.key === "Enter" && event.target.tagName !== "A") {
-        event.preventDefault();
-        pretendSubmit();
-      }
-    });
-    update();
-  }
-
   // --- "… ago" times rendered by the server, in the same words as the live figures
   document.querySelectorAll("time.ago[datetime]").forEach((node) => {
     node.textContent = format(node.getAttribute("datetime"), "ago");
@@ -260,6 +202,4 @@
   if (exportJobForm) startExportJobs(exportJobForm);
   const livePanel = document.getElementById("live");
   if (livePanel && livePanel.dataset.progressUrl) startLiveFigures(livePanel);
-  const previewItem = document.getElementById("preview-item");
-  if (previewItem) startPreview(JSON.parse(previewItem.textContent));
 })();

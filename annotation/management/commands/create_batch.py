@@ -1,10 +1,11 @@
-"""``manage.py create_batch SLUG --kind absolute|pairwise [...]``: create a batch."""
+"""``manage.py create_batch SLUG --kind KIND [...]``: create a batch (kinds: ``TASK_KINDS``)."""
 
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import DEFAULT_ANNOTATIONS_PER_ITEM, DEFAULT_LEASE_SECONDS, BatchKind
+from annotation.kinds import all_kinds
+from annotation.models import DEFAULT_ANNOTATIONS_PER_ITEM, DEFAULT_LEASE_SECONDS
 from annotation.services.batches import change_state, create_batch
 from core.audit import Actor
 from core.errors import ServiceError
@@ -15,7 +16,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug", help="lower-case letters, digits and hyphens")
-        parser.add_argument("--kind", required=True, choices=BatchKind.values)
+        parser.add_argument("--kind", required=True, choices=list(all_kinds()))
+        parser.add_argument(
+            "--kind-setting",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="a setting of the kind, e.g. max_words=1 (repeatable)",
+        )
         parser.add_argument(
             "--per-item",
             type=int,
@@ -63,6 +71,7 @@ class Command(BaseCommand):
                 quota_per_annotator=options["quota"],
                 completion_url=options["completion_url"],
                 completion_code=options["completion_code"],
+                kind_settings=_kind_settings(options["kind_setting"]),
                 actor=Actor.command_line(),
             )
         except ServiceError as error:
@@ -79,3 +88,13 @@ class Command(BaseCommand):
             f"{batch.annotations_per_item} labels per item, "
             f"completion code {batch.completion_code})"
         )
+
+
+def _kind_settings(pairs: list[str]) -> dict:
+    settings = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not name.strip():
+            raise CommandError(f"--kind-setting: give NAME=VALUE, got {pair!r}")
+        settings[name.strip()] = value.strip()
+    return settings

@@ -3,10 +3,13 @@
 from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
-from annotation.models import Batch, BatchKind, Item, Label, LabelStatus, Participation
+from annotation.models import Batch, Item, Label, LabelStatus, Participation
 from annotation.services.exports.rows import iso_utc
 from annotation.services.exports.schema import TABLE_LAYOUTS, columns
 from core.audit import history
+
+# a text kind can have as many distinct answers as labels: the card shows the commonest
+MAX_DISTRIBUTION_ROWS = 50
 
 EXCLUSION_RULE = "labels of excluded annotators are kept with status excluded and not counted"
 
@@ -38,14 +41,15 @@ def data_card(batch: Batch) -> str:
         .distinct()
         .count()
     )
+    kind = batch.task_kind
+    key = kind.distribution_column
     distribution = dict(
         Label.objects.filter(batch=batch, status=LabelStatus.COUNTED)
         .order_by()
-        .values("value")
+        .values(key)
         .annotate(count=Count("pk"))
-        .values_list("value", "count")
+        .values_list(key, "count")
     )
-    texts = dict(batch.scale())
     labels_total = labels["counted"] + labels["surplus"] + labels["excluded"]
 
     def when(moment) -> str:
@@ -55,10 +59,10 @@ def data_card(batch: Batch) -> str:
         f"# Data card: {batch.title or batch.slug}",
         "",
         f"- Batch: `{batch.slug}`",
-        f"- Kind: `{batch.kind}` ({BatchKind(batch.kind).label})",
+        f"- Kind: `{batch.kind}` ({batch.task_kind.label})",
         f"- Labels per item (N): {n}",
         f"- State: {batch.state}",
-        f"- Label set: {', '.join(str(value) for value in batch.label_set)}",
+        *_label_set_line(batch),
         "",
         "## Dates (UTC)",
         "",
@@ -101,10 +105,11 @@ def data_card(batch: Batch) -> str:
         "| value | meaning | labels | share |",
         "|---:|---|---:|---:|",
     ]
-    for value in batch.label_set:
-        count = distribution.get(value, 0)
+    for value, meaning, count in kind.label_distribution(batch, distribution)[
+        :MAX_DISTRIBUTION_ROWS
+    ]:
         share = f"{count / labels['counted']:.1%}" if labels["counted"] else "—"
-        lines.append(f"| {value} | {_markdown_cell(texts.get(value, ''))} | {count} | {share} |")
+        lines.append(f"| {_markdown_cell(value)} | {_markdown_cell(meaning)} | {count} | {share} |")
     lines += [
         "",
         "## Rules applied",
@@ -177,6 +182,13 @@ def _files_section(batch: Batch) -> list[str]:
             lines.append(f"| `{column.name}` | {column.type} | {_markdown_cell(column.meaning)} |")
         lines.append("")
     return lines
+
+
+def _label_set_line(batch: Batch) -> list[str]:
+    options = batch.task_kind.options(batch)
+    if not options:
+        return []
+    return [f"- Label set: {', '.join(str(value) for value in sorted(o.value for o in options))}"]
 
 
 def _markdown_cell(text: str) -> str:

@@ -30,6 +30,7 @@ from annotation.services.exports.schema import (
     columns,
     export_filename,
     export_params,
+    label_columns,
     layout_columns,
 )
 from core import audit
@@ -101,15 +102,20 @@ def _table(batch: Batch, layout: str, all_statuses: bool, progress=None, total=N
 
 def _text_chunks(batch, layout, fmt, all_statuses, progress=None, total=None):
     """(counter, str chunks) of a JSONL or CSV table."""
-    columns = layout_columns(layout, batch.kind)
+    names = layout_columns(layout, batch.kind)
     if layout == "long":
         groups = _Counted(
             iter_long_groups(batch, all_statuses=all_statuses), progress, total, grouped=True
         )
-        chunks = long_jsonl_chunks(groups) if fmt == "jsonl" else long_csv_chunks(groups, columns)
+        label_names = [column.name for column in label_columns(batch.kind)]
+        chunks = (
+            long_jsonl_chunks(groups)
+            if fmt == "jsonl"
+            else long_csv_chunks(groups, names, label_names)
+        )
         return groups, chunks
     counter, rows = _table(batch, layout, all_statuses, progress, total)
-    chunks = jsonl_chunks(rows) if fmt == "jsonl" else csv_chunks(rows, columns)
+    chunks = jsonl_chunks(rows) if fmt == "jsonl" else csv_chunks(rows, names)
     return counter, chunks
 
 

@@ -12,13 +12,12 @@ import io
 import json
 from collections.abc import Iterable, Iterator
 
-from annotation.services.exports.schema import LABEL_COLUMNS, ExportColumn
+from annotation.kinds.base import ExportColumn
 
 PARQUET_ROW_GROUP = 10_000
 PARQUET_GROUP_CHARS = 8_000_000
 STREAM_CHUNK_CHARS = 64 * 1024
 FORMULA_PREFIXES = ("=", "+", "-", "@")
-LABEL_COLUMN_NAMES = [column.name for column in LABEL_COLUMNS]
 
 
 def _chunked(lines: Iterable[str]) -> Iterator[str]:
@@ -83,10 +82,13 @@ def csv_chunks(rows: Iterable[dict], columns: list[str]) -> Iterator[str]:
         yield buffer.getvalue()
 
 
-def long_csv_chunks(groups: Iterable[tuple[dict, list[dict]]], columns: list[str]) -> Iterator[str]:
+def long_csv_chunks(
+    groups: Iterable[tuple[dict, list[dict]]], columns: list[str], label_names: list[str]
+) -> Iterator[str]:
     """The long layout's CSV from ``iter_long_groups``; each item's cells are encoded once
-    (CSV quotes cell by cell, so the joined line equals the row written whole)."""
-    item_part = columns[: -len(LABEL_COLUMN_NAMES)]
+    (CSV quotes cell by cell, so the joined line equals the row written whole).
+    ``label_names`` are the label's own columns, the last of ``columns``."""
+    item_part = columns[: -len(label_names)]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(columns)
@@ -99,7 +101,7 @@ def long_csv_chunks(groups: Iterable[tuple[dict, list[dict]]], columns: list[str
         prefix = scratch.getvalue()[:-2] + ","
         for label in labels:
             buffer.write(prefix)
-            writer.writerow([_csv_cell(label[column]) for column in LABEL_COLUMN_NAMES])
+            writer.writerow([_csv_cell(label[column]) for column in label_names])
             if buffer.tell() >= STREAM_CHUNK_CHARS:
                 yield buffer.getvalue()
                 buffer.seek(0)

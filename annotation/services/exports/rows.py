@@ -12,52 +12,45 @@ annotator, built by ``selectors.annotator_rows``) is computed whole.
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+from annotation.kinds import get_kind
 from annotation.models import Batch, Item, Label, LabelStatus
 from annotation.selectors import annotator_rows
-from annotation.services.exports.schema import ANNOTATOR_COLUMNS, item_columns
+from annotation.services.exports.schema import (
+    ANNOTATOR_COLUMNS,
+    columns,
+    item_columns,
+    label_columns,
+)
 
 CHUNK_SIZE = 2000
-
-# export column -> ORM path from Label (item columns drop the "item__" prefix)
-SOURCE_FIELDS = {
-    "item_id": "item__item_id",
-    "query_id": "item__query__query_id",
-    "query": "item__query__text",
-    "category": "item__query__category",
-    "response_id": "item__response__response_id",
-    "model": "item__response__model",
-    "response": "item__response__text",
-    "response_a_id": "item__response_a__response_id",
-    "model_a": "item__response_a__model",
-    "response_a": "item__response_a__text",
-    "response_b_id": "item__response_b__response_id",
-    "model_b": "item__response_b__model",
-    "response_b": "item__response_b__text",
-    "annotator": "annotator__pseudonym",
-    "value": "value",
-    "status": "status",
-    "duration_ms": "duration_ms",
-    "submitted_at": "submitted_at",
-}
+# label export column -> ORM path from Label, where the two differ
+LABEL_FIELDS = {"annotator": "annotator__pseudonym"}
 
 
 def _item_parts(batch: Batch) -> Iterator[tuple[tuple[int, int], dict]]:
-    """``((position, pk), item columns)`` for every item of the batch in import order."""
-    columns = [column.name for column in item_columns(batch.kind)]
-    source_columns = [column for column in columns if column in SOURCE_FIELDS]
+    """``((position, pk), item columns)`` for every item of the batch in import order.
+
+    Each column is read from its ``source``: an ORM path from ``Item``, or a text kept in
+    ``Item.content`` (``"content.<key>"``, read with the whole content once per item).
+    """
+    columns = item_columns(batch.kind)
+    paths = [column.source for column in columns if column.source and "." not in column.source]
+    from_content = [column for column in columns if column.source.startswith("content.")]
+    fetched = [*paths, "content"] if from_content else paths
     items = (
         Item.objects.filter(batch=batch)
         .order_by("position", "pk")
-        .values_list(
-            "position",
-            "pk",
-            *[SOURCE_FIELDS[column].removeprefix("item__") for column in source_columns],
-        )
+        .values_list("position", "pk", *fetched)
     )
+    by_path = {column.source: column.name for column in columns}
     for position, item_pk, *values in items.iterator(chunk_size=CHUNK_SIZE):
         part = {"batch": batch.slug, "kind": batch.kind}
-        part.update(zip(source_columns, values, strict=True))
-        yield (position, item_pk), {column: part[column] for column in columns}
+        part.update((by_path[path], value) for path, value in zip(paths, values, strict=False))
+        if from_content:
+            content = values[-1] or {}
+            for column in from_content:
+                part[column.name] = content.get(column.source.removeprefix("content."))
+        yield (position, item_pk), {column.name: part[column.name] for column in columns}
 
 
 def _merge_by_item(items: Iterator, labels: Iterator) -> Iterator[tuple[dict, list]]:
@@ -102,25 +95,21 @@ def iter_long_groups(
     writers serialise them once per item.
     """
     statuses = None if all_statuses else [LabelStatus.COUNTED]
-    fields = ["annotator__pseudonym", "value", "status", "duration_ms", "submitted_at"]
+    names = [column.name for column in label_columns(batch.kind)]
+    fields = [LABEL_FIELDS.get(name, name) for name in names]
+    at = names.index("submitted_at")
     labels = (
-        (
-            (position, item_pk),
-            {
-                "annotator": annotator,
-                "value": value,
-                "status": status,
-                "duration_ms": duration_ms,
-                "submitted_at": iso_utc(submitted_at),
-            },
-        )
-        for position, item_pk, annotator, value, status, duration_ms, submitted_at in (
-            _label_query(batch, statuses, *fields)
-        )
+        ((position, item_pk), _label_row(names, values, at))
+        for position, item_pk, *values in _label_query(batch, statuses, *fields)
     )
     for part, group in _merge_by_item(_item_parts(batch), labels):
         if group:
             yield part, group
+
+
+def _label_row(names: list[str], values: list, at: int) -> dict:
+    values[at] = iso_utc(values[at])
+    return dict(zip(names, values, strict=True))
 
 
 def iter_dense_rows(batch: Batch) -> Iterator[dict]:
@@ -128,20 +117,23 @@ def iter_dense_rows(batch: Batch) -> Iterator[dict]:
 
     Two queries, both ordered by (item position, item pk) and read in chunks, are merged
     here: memory holds one item's labels at a time, whatever the size of the batch. Items
-    with no counted label get ``labels == []`` and ``n == 0``.
+    with no counted label get empty lists and ``n == 0``. The kind turns an item's labels
+    into its own dense columns (``TaskKind.dense_values``).
     """
+    kind = get_kind(batch.kind)
+    names = [column.name for column in kind.value_columns]
     labels = (
-        ((position, item_pk), (value, annotator))
-        for position, item_pk, value, annotator in _label_query(
-            batch, [LabelStatus.COUNTED], "value", "annotator__pseudonym"
+        ((position, item_pk), (dict(zip(names, values, strict=True)), annotator))
+        for position, item_pk, annotator, *values in _label_query(
+            batch, [LabelStatus.COUNTED], "annotator__pseudonym", *names
         )
     )
     for part, group in _merge_by_item(_item_parts(batch), labels):
         row = dict(part)
-        row["labels"] = [value for value, _ in group]
+        row.update(kind.dense_values([label for label, _ in group]))
         row["annotators"] = [annotator for _, annotator in group]
         row["n"] = len(group)
-        yield row
+        yield {column.name: row[column.name] for column in columns("dense", batch.kind)}
 
 
 def iter_annotator_rows(batch: Batch) -> Iterator[dict]:

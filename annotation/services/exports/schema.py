@@ -7,15 +7,17 @@ Layouts (``LAYOUTS``):
 * ``annotators`` — one row per annotator who contributed a label to the batch;
 * ``card`` — a Markdown data card (format ``md`` only).
 
+The columns of a kind's items and labels are declared by the kind (``annotation.kinds``).
+
 Types: ``int`` stays an integer (``int64`` in Parquet, null where a value is missing);
 ``int_list``/``string_list`` stay lists (Parquet list columns, JSON arrays in JSONL, JSON
 array text in a CSV cell); ``string`` is text. Timestamps are ISO 8601 strings in UTC
 ending in ``Z`` in every format.
 """
 
-from dataclasses import dataclass
-
-from annotation.models import Batch, BatchKind
+from annotation.kinds import get_kind
+from annotation.kinds.base import ExportColumn
+from annotation.models import Batch
 from core.errors import InvalidInput
 
 LAYOUTS = ("long", "dense", "annotators", "card")
@@ -28,50 +30,20 @@ CONTENT_TYPES = {
     "parquet": "application/vnd.apache.parquet",
     "md": "text/markdown; charset=utf-8",
 }
-COLUMN_TYPES = ("string", "int", "int_list", "string_list")
-
-
-@dataclass(frozen=True)
-class ExportColumn:
-    name: str
-    type: str
-    meaning: str
-
-
 ITEM_COLUMNS = [
     ExportColumn("batch", "string", "the batch's slug"),
     ExportColumn("kind", "string", "the batch's kind"),
-    ExportColumn("item_id", "string", "the item's id, as imported"),
-    ExportColumn("query_id", "string", "the query's project-wide id"),
-    ExportColumn("query", "string", "the query's text"),
-    ExportColumn("category", "string", "the query's category (empty when none)"),
+    ExportColumn("item_id", "string", "the item's id, as imported", "item_id"),
+    ExportColumn("query_id", "string", "the query's project-wide id", "query__query_id"),
+    ExportColumn("query", "string", "the query's text", "query__text"),
+    ExportColumn("category", "string", "the query's category (empty when none)", "query__category"),
 ]
-KIND_COLUMNS = {
-    BatchKind.ABSOLUTE: [
-        ExportColumn("response_id", "string", "the rated response's id"),
-        ExportColumn("model", "string", "the model that wrote it"),
-        ExportColumn("response", "string", "the response's text"),
-    ],
-    BatchKind.PAIRWISE: [
-        ExportColumn("response_a_id", "string", "response A's id"),
-        ExportColumn("model_a", "string", "the model that wrote A"),
-        ExportColumn("response_a", "string", "response A's text"),
-        ExportColumn("response_b_id", "string", "response B's id"),
-        ExportColumn("model_b", "string", "the model that wrote B"),
-        ExportColumn("response_b", "string", "response B's text"),
-    ],
-}
-LABEL_COLUMNS = [
-    ExportColumn("annotator", "string", "the annotator's pseudonym"),
-    ExportColumn("value", "int", "the label (pairwise: relative to the imported A and B)"),
+# A label's columns in the long layout: the annotator, the kind's value columns, then these.
+ANNOTATOR_COLUMN = ExportColumn("annotator", "string", "the annotator's pseudonym")
+LABEL_TAIL_COLUMNS = [
     ExportColumn("status", "string", "counted, surplus or excluded"),
     ExportColumn("duration_ms", "int", "time from showing the item to submitting, if known"),
     ExportColumn("submitted_at", "string", "when the label was stored (UTC)"),
-]
-DENSE_COLUMNS = [
-    ExportColumn("labels", "int_list", "the item's counted labels in submission order"),
-    ExportColumn("annotators", "string_list", "their annotators' pseudonyms, same order"),
-    ExportColumn("n", "int", "how many counted labels the item holds"),
 ]
 ANNOTATOR_COLUMNS = [
     ExportColumn("annotator", "string", "the annotator's pseudonym"),
@@ -84,15 +56,20 @@ ANNOTATOR_COLUMNS = [
 
 
 def item_columns(kind: str) -> list[ExportColumn]:
-    return ITEM_COLUMNS + KIND_COLUMNS[kind]
+    return ITEM_COLUMNS + list(get_kind(kind).item_columns)
+
+
+def label_columns(kind: str) -> list[ExportColumn]:
+    """A label's own columns in the long layout, after the item's."""
+    return [ANNOTATOR_COLUMN, *get_kind(kind).value_columns, *LABEL_TAIL_COLUMNS]
 
 
 def columns(layout: str, kind: str) -> list[ExportColumn]:
     """The columns of a table layout for a batch kind, in file order."""
     if layout == "long":
-        return item_columns(kind) + LABEL_COLUMNS
+        return item_columns(kind) + label_columns(kind)
     if layout == "dense":
-        return item_columns(kind) + DENSE_COLUMNS
+        return item_columns(kind) + list(get_kind(kind).dense_columns)
     if layout == "annotators":
         return list(ANNOTATOR_COLUMNS)
     raise InvalidInput("layout", f"{layout!r} has no columns (it is not a table)")

@@ -1,9 +1,13 @@
-// Rating page: fetch an item, let the worker choose (keys 1-5 or click), submit with
-// Enter (or the button), show the next item without reloading the page.
+// Rating page: fetch an item, let the worker answer — choose an option (its key or a
+// click) or type a short text, depending on the batch's kind — submit with Enter (or the
+// button), and show the next item without reloading the page.
 //
 // Nothing submitted is lost: a label is kept in localStorage until the server has
 // acknowledged it, and a failed request is retried (with the failure shown) until it
 // gets an answer, also after a reload of the page.
+//
+// The staff preview runs this same script with {"preview": true}: it shows the one item
+// the page carries (in <template id="preview-item">) and stores nothing.
 (function () {
   "use strict";
 
@@ -15,6 +19,7 @@
   const form = el("choice-form");
   const submitButton = el("submit");
   const radios = Array.from(form.querySelectorAll("input[name=value]"));
+  const textInput = el("answer"); // the text widget's field (kinds that write an answer)
 
   let current = null; // {assignment, item, shownAt}
   let busy = false; // a request is in flight: ignore further submits
@@ -90,21 +95,17 @@
   }
 
   function renderItem(payload) {
-    const item = payload.item;
-    el("query").innerHTML = item.query_html;
-    if (item.response_html !== undefined) {
-      el("response").innerHTML = item.response_html;
-    } else {
-      el("response-a").innerHTML = item.response_a_html;
-      el("response-b").innerHTML = item.response_b_html;
-    }
+    // the item's display comes from the server (its kind's template, texts sanitised)
+    el("item").innerHTML = payload.item.html;
     radios.forEach((radio) => (radio.checked = false));
+    if (textInput) textInput.value = "";
     updateSelection();
     el("rating").hidden = false;
     el("done").hidden = true;
     current = { assignment: payload.assignment, shownAt: performance.now() };
     window.scrollTo(0, 0);
     document.querySelectorAll(".scroll").forEach((box) => (box.scrollTop = 0));
+    if (textInput) textInput.focus();
   }
 
   function renderDone(payload) {
@@ -156,6 +157,10 @@
   }
 
   function selectedValue() {
+    if (textInput) {
+      const text = textInput.value.trim();
+      return text ? text : null;
+    }
     const chosen = radios.find((radio) => radio.checked);
     return chosen ? parseInt(chosen.value, 10) : null;
   }
@@ -184,10 +189,26 @@
     return answer;
   }
 
+  function pretendSubmit(value) {
+    const chosen = radios.find((radio) => radio.checked);
+    const shown = chosen
+      ? "“" + chosen.closest(".choice").querySelector(".choice-text").textContent +
+        "” (value " + value + ")"
+      : "“" + value + "”";
+    showStatus(
+      "Preview: a worker would now send " + shown + " and see the next item. Nothing was stored.",
+      "info"
+    );
+  }
+
   async function submitCurrent() {
     if (busy || !current) return;
     const value = selectedValue();
     if (value === null) return;
+    if (config.preview) {
+      pretendSubmit(value);
+      return;
+    }
     busy = true;
     submitButton.disabled = true;
     const pending = {
@@ -203,6 +224,7 @@
   }
 
   form.addEventListener("change", updateSelection);
+  form.addEventListener("input", updateSelection);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     submitCurrent();
@@ -213,7 +235,8 @@
     if (el("rating").hidden) return;
     const target = event.target;
     if (target && (target.tagName === "TEXTAREA" || target.isContentEditable)) return;
-    if (/^[1-5]$/.test(event.key)) {
+    const inTextField = target && target.tagName === "INPUT" && target.type === "text";
+    if (!inTextField && /^[1-9]$/.test(event.key)) {
       const radio = radios.find((r) => r.dataset.key === event.key);
       if (radio) {
         radio.checked = true;
@@ -231,6 +254,11 @@
   });
 
   async function start() {
+    if (config.preview) {
+      el("progress-text").textContent = "Preview";
+      renderItem({ assignment: "preview", item: { html: el("preview-item").innerHTML } });
+      return;
+    }
     const stored = localStorage.getItem(PENDING_KEY);
     if (stored) {
       busy = true;
