@@ -10,7 +10,7 @@ COPY . .
 # collectstatic needs settings that load; the real key comes from the environment.
 RUN SECRET_KEY=build-only DEBUG=0 python manage.py collectstatic --noinput -v0
 
-RUN useradd --create-home app && mkdir -p /data && chown app /data
+RUN useradd --create-home app && mkdir -p /data && chown app /data && chown -R app staticfiles
 USER app
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi", "-b", "0.0.0.0:8000", "-w", "3", "--access-logfile", "-"]
+CMD ["gunicorn", "-c", "deploy/gunicorn.conf.py", "config.wsgi"]

@@ -8,11 +8,22 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Case, Count, IntegerField, Q, When
 from django.db.models.functions import Coalesce
 
 from analysis.models import Score, ScoreSource
-from annotation.models import Annotator, Batch, BatchKind, Item, Label, LabelStatus, label_values
+from annotation.models import (
+    REGULAR_STATUSES,
+    Annotator,
+    Batch,
+    BatchKind,
+    Item,
+    Label,
+    LabelStatus,
+    Participation,
+    label_values,
+)
+from annotation.services.questionnaire import choice_questions
 
 
 @dataclass
@@ -29,6 +40,16 @@ class BatchArrays:
     duration_ms: np.ndarray  # (n_labels,) float, NaN where unknown
     annotators: list[str] = field(default_factory=list)  # pseudonyms by annotator_index
     gold: list[list[int] | None] = field(default_factory=list)  # accepted answers per item
+    # per counted label: the order a pair was shown in (0 none, 1 A first, 2 B first)
+    shown_order: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int8))
+    # per annotator (annotator_index): their attention checks passed / failed
+    checks_passed: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    checks_failed: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    # test-retest pairs: annotator index, their first label and their repeat's label
+    repeats: np.ndarray = field(default_factory=lambda: np.empty((0, 3), dtype=np.int64))
+    # the questionnaire's choice questions, and each annotator's answer to each
+    questions: list[dict] = field(default_factory=list)
+    answers: dict[str, list[str | None]] = field(default_factory=dict)
 
     @property
     def n_items(self) -> int:
@@ -53,7 +74,7 @@ def load_items(batch: Batch) -> BatchArrays:
     are empty and there are no annotators.
     """
     item_rows = list(
-        Item.objects.filter(batch=batch)
+        Item.objects.filter(batch=batch, is_check=False)
         .order_by("position")
         .values_list("pk", "item_id", "response_id", "response_a_id", "response_b_id", "gold")
     )
@@ -78,15 +99,30 @@ def load_items(batch: Batch) -> BatchArrays:
     )
 
 
+ORDER_CODES = {"": 0, "ab": 1, "ba": 2}
+
+
 def load_batch(batch: Batch) -> BatchArrays:
-    """Two queries: the items (``load_items``), then the counted labels (by submission)."""
+    """The items (``load_items``), the counted labels (by submission), and what the
+    validity figures need: attention-check outcomes, repeats and questionnaire answers."""
     items = load_items(batch)
     labels = (
         Label.objects.filter(batch=batch, status=LabelStatus.COUNTED)
         .order_by("submitted_at", "pk")
-        .values_list("item_id", "annotator_id", "value", Coalesce("duration_ms", -1))
+        .values_list(
+            "item_id",
+            "annotator_id",
+            "value",
+            Coalesce("duration_ms", -1),
+            Case(
+                When(shown_order="ab", then=1),
+                When(shown_order="ba", then=2),
+                default=0,
+                output_field=IntegerField(),
+            ),
+        )
     )
-    columns = _fetch_int_columns(labels, 4)
+    columns = _fetch_int_columns(labels, 5)
     item_index = _index_of(items.item_pks, columns[0])
     annotator_pks, first_seen, annotator_index = np.unique(
         columns[1], return_index=True, return_inverse=True
@@ -102,6 +138,10 @@ def load_batch(batch: Batch) -> BatchArrays:
     annotators = [pseudonym_of[int(annotator_pks[old])] for old in appearance]
     durations = columns[3].astype(np.float64)
     durations[columns[3] < 0] = np.nan
+    ordered_pks = [int(annotator_pks[old]) for old in appearance]
+    position = {pk: index for index, pk in enumerate(ordered_pks)}
+    passed, failed = _check_outcomes(batch, position)
+    questions, answers = _answers(batch, ordered_pks)
     return replace(
         items,
         item_index=item_index,
@@ -109,7 +149,72 @@ def load_batch(batch: Batch) -> BatchArrays:
         value=columns[2],
         duration_ms=durations,
         annotators=annotators,
+        shown_order=columns[4].astype(np.int8),
+        checks_passed=passed,
+        checks_failed=failed,
+        repeats=_repeat_pairs(batch, position),
+        questions=questions,
+        answers=answers,
     )
+
+
+def _check_outcomes(batch: Batch, position: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Attention checks passed and failed per annotator (their stored outcome)."""
+    passed = np.zeros(len(position), dtype=np.int64)
+    failed = np.zeros(len(position), dtype=np.int64)
+    outcomes = (
+        Label.objects.filter(batch=batch, status=LabelStatus.CHECK)
+        .values_list("annotator_id", "check_passed")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for annotator_pk, check_passed, n in outcomes:
+        if annotator_pk in position:
+            (passed if check_passed else failed)[position[annotator_pk]] += n
+    return passed, failed
+
+
+def _repeat_pairs(batch: Batch, position: dict[int, int]) -> np.ndarray:
+    """(annotator index, first label, repeat label) for every repeated item."""
+    repeat_rows = list(
+        Label.objects.filter(batch=batch, status=LabelStatus.REPEAT).values_list(
+            "annotator_id", "item_id", "value"
+        )
+    )
+    if not repeat_rows:
+        return np.empty((0, 3), dtype=np.int64)
+    firsts = {
+        (annotator, item): value
+        for annotator, item, value in Label.objects.filter(
+            batch=batch,
+            status__in=REGULAR_STATUSES,
+            item_id__in={item for _, item, _ in repeat_rows},
+        ).values_list("annotator_id", "item_id", "value")
+    }
+    rows = [
+        (position[annotator], firsts[(annotator, item)], value)
+        for annotator, item, value in repeat_rows
+        if annotator in position and value is not None and firsts.get((annotator, item)) is not None
+    ]
+    return np.array(rows, dtype=np.int64).reshape(len(rows), 3)
+
+
+def _answers(batch: Batch, ordered_pks: list[int]) -> tuple[list[dict], dict]:
+    """The choice questions of the batch's questionnaire and each annotator's answer."""
+    questions = choice_questions(batch.questionnaire)
+    if not questions:
+        return [], {}
+    by_annotator = dict(
+        Participation.objects.filter(batch=batch, annotator_id__in=ordered_pks).values_list(
+            "annotator_id", "questionnaire_answers"
+        )
+    )
+    answers = {}
+    for question in questions:
+        answers[question["id"]] = [
+            (by_annotator.get(pk) or {}).get(question["id"]) for pk in ordered_pks
+        ]
+    return questions, answers
 
 
 def _accepted(gold) -> list[int] | None:

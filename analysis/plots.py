@@ -1,21 +1,31 @@
-"""Server-side SVG charts of an analysis report (ANALYSIS.md), drawn with matplotlib.
+"""Server-side charts of an analysis report (ANALYSIS.md), drawn with matplotlib.
 
-Each public function takes parts of the report dict (or plain arrays) and returns an SVG
-string ready to be put inline into a page — no ``<?xml?>`` prologue, no file written — or
-``None`` when there is nothing to draw.
+Each chart is a ``Drawing``: how to draw it, its size and its text alternative. The page
+puts ``Drawing.svg()`` inline (no ``<?xml?>`` prologue, no file written); "Download
+figures" writes ``Drawing.file("svg" | "pdf")``, standalone files for a paper. The public
+``*_chart`` / ``*_histogram`` functions return the inline SVG (``None`` when there is
+nothing to draw); their ``*_drawing`` twins return the ``Drawing``.
 
 * Only the object-oriented ``Figure`` API (no pyplot, no global figure manager); rcParams
   are set per chart inside ``rc_context`` under a lock, so concurrent requests neither
   share figures nor see each other's style.
-* Text stays text (``svg.fonttype = "none"``): the browser draws it, search finds it, and
-  matplotlib's SVG writer escapes it (``<``, ``>``, ``&``, quotes), so a source name like
-  ``<script>`` is shown, never run. ``$`` is escaped too, so names never turn into
-  mathtext, and a leading ``_`` cannot hide a name from the legend.
+* Inline SVG carries no ``style`` (``_as_presentation_attributes``), so the pages'
+  Content-Security-Policy, which forbids inline styles, cannot strip its colours.
+* Text stays text (``svg.fonttype = "none"``; TrueType in PDF): the browser draws it,
+  search finds it, and matplotlib's SVG writer escapes it (``<``, ``>``, ``&``, quotes),
+  so a source name like ``<script>`` is shown, never run. ``$`` is escaped too, so names
+  never turn into mathtext, and a leading ``_`` cannot hide a name from the legend.
+* One colour per source and per kind of source, in every chart, on every page and in
+  every run: ``source_colours`` keys a fixed palette by the source's name, ``KIND_COLOURS``
+  names the kinds' colours.
+* No text inside a plotting area: counts, means and notes go into titles, axis labels and
+  tick labels, so a label never covers a point or a bar.
 * Arrays become a handful of artists (histogram stairs, one line per source, one scatter
   or hexbin per panel), never one artist per item: a chart of 26,000 items renders in
   well under a second.
 """
 
+import hashlib
 import html
 import io
 import re
@@ -26,29 +36,62 @@ from dataclasses import dataclass
 import matplotlib
 import numpy as np
 from cycler import cycler
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from analysis.stats.subsets import TUKEY_FENCES, families_for
 
+LOG2_3 = float(np.log2(3))
 LOG2_5 = float(np.log2(5))
 HEXBIN_ABOVE = 5_000
 MAX_NAME_CHARS = 48
 MAX_SCATTER_PANELS = 12
+FILE_FORMATS = ("svg", "pdf")
 
 PALETTE = list(matplotlib.colormaps["tab10"].colors)
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
+# Score sources: tab10 without its grey (kept for neutral elements), colour-blind-safe
+# enough that marker shapes, which follow the colour, tell the rest apart.
+SOURCE_PALETTE = [
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#bcbd22",
+    "#17becf",
+]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<"]
 LINESTYLES = ["-", "--", ":", "-."]
+# Kinds of source: darker colours of their own, never a source's.
+KIND_COLOURS = {
+    "reward_model": "#1b5e20",
+    "lm": "#0d47a1",
+    "judge": "#8e2463",
+    "other": "#5d4037",
+}
+KIND_MARKERS = {"reward_model": "s", "lm": "o", "judge": "^", "other": "D"}
+NEUTRAL = "#5b6475"
 KIND_NAMES = {
     "lm": "language model",
     "reward_model": "reward model",
     "judge": "LLM judge",
     "other": "other",
 }
+# The per-item and batch-level charts are about the human labels, not a source: each
+# measure has a colour of its own that no source takes.
+HISTOGRAM_COLOURS = {
+    "entropy": "#4c6a92",
+    "p_disagree": "#8a6d3b",
+    "crowd": "#5f7f5f",
+}
 
 STYLE = {
     "svg.fonttype": "none",
     "svg.hashsalt": None,  # random ids per chart: several inline SVGs never share clip ids
+    "pdf.fonttype": 42,  # TrueType: text in a downloaded PDF stays editable
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans", "Helvetica", "Arial", "Liberation Sans"],
     "font.size": 11,
@@ -59,17 +102,17 @@ STYLE = {
     "ytick.labelsize": 10,
     "legend.fontsize": 10,
     "legend.frameon": False,
-    "axes.prop_cycle": cycler(color=PALETTE),
+    "axes.prop_cycle": cycler(color=SOURCE_PALETTE),
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "axes.edgecolor": "#5b6475",
+    "axes.edgecolor": NEUTRAL,
     "axes.labelcolor": "#1d2330",
     "axes.grid": True,
     "axes.axisbelow": True,
     "grid.color": "#e3e7ee",
     "grid.linewidth": 0.8,
-    "xtick.color": "#5b6475",
-    "ytick.color": "#5b6475",
+    "xtick.color": NEUTRAL,
+    "ytick.color": NEUTRAL,
     "text.color": "#1d2330",
     "figure.facecolor": "white",
     "axes.facecolor": "white",
@@ -82,6 +125,45 @@ _PROLOGUE = re.compile(r"\A.*?(?=<svg\b)", re.DOTALL)
 # --------------------------------------------------------------------------- plumbing
 
 
+@dataclass(frozen=True)
+class Drawing:
+    """A chart ready to be written: ``draw`` fills a fresh figure of ``size`` inches;
+    ``description`` is its text alternative."""
+
+    draw: Callable[[Figure], None]
+    size: tuple[float, float]
+    description: str
+
+    def figure(self) -> Figure:
+        """The drawn figure, laid out (for measuring it; the writers make their own)."""
+        with _LOCK, matplotlib.rc_context(STYLE):
+            figure = Figure(figsize=self.size, layout="constrained")
+            FigureCanvasAgg(figure)
+            self.draw(figure)
+            figure.canvas.draw()
+        return figure
+
+    def svg(self) -> str:
+        """Inline SVG for a page, sized by its viewBox (CSS scales it)."""
+        return _render(self.draw, size=self.size, description=self.description)
+
+    def file(self, fmt: str) -> bytes:
+        """A standalone ``svg`` or ``pdf`` file of the chart, the same for the same data."""
+        if fmt not in FILE_FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FILE_FORMATS)}, got {fmt!r}")
+        buffer = io.BytesIO()
+        # Fixed ids and no date: the same report gives byte-identical files.
+        style = {**STYLE, "svg.hashsalt": "dense-judgments"}
+        metadata = {"Date": None, "Creator": None} if fmt == "svg" else {"Creator": None}
+        if fmt == "pdf":
+            metadata["CreationDate"] = None
+        with _LOCK, matplotlib.rc_context(style):
+            figure = Figure(figsize=self.size, layout="constrained")
+            self.draw(figure)
+            figure.savefig(buffer, format=fmt, dpi=300, metadata=metadata)
+        return buffer.getvalue()
+
+
 def _render(draw: Callable[[Figure], None], *, size: tuple[float, float], description: str) -> str:
     """Draw on a fresh figure and return its SVG, sized by its viewBox (CSS scales it)."""
     buffer = io.StringIO()
@@ -89,9 +171,45 @@ def _render(draw: Callable[[Figure], None], *, size: tuple[float, float], descri
         figure = Figure(figsize=size, layout="constrained")
         draw(figure)
         figure.savefig(buffer, format="svg", dpi=144, metadata={"Date": None, "Creator": None})
-    svg = _PROLOGUE.sub("", buffer.getvalue(), count=1)
+    svg = _as_presentation_attributes(_PROLOGUE.sub("", buffer.getvalue(), count=1))
     label = html.escape(description, quote=True)
     return svg.replace("<svg ", f'<svg class="chart" role="img" aria-label="{label}" ', 1).strip()
+
+
+_STYLE_ATTRIBUTE = re.compile(r'\sstyle="([^"]*)"')
+_STYLE_ELEMENT = re.compile(r'<style type="text/css">\s*\*\s*\{([^}]*)\}\s*</style>')
+
+
+def _as_presentation_attributes(svg: str) -> str:
+    """matplotlib's ``style="fill: …; stroke: …"`` as SVG presentation attributes
+    (``fill="…" stroke="…"``), and its one ``<style>`` rule (``*{…}``, properties that
+    inherit) as attributes of the root element.
+
+    A page's Content-Security-Policy without ``'unsafe-inline'`` styles (ours) drops
+    inline ``style`` attributes and ``<style>`` elements, which would leave an inline chart
+    black; presentation attributes are part of the SVG itself and always apply. Every
+    property matplotlib writes (fill, stroke and their widths, dashes and opacities,
+    font-family / -size / -weight, text-anchor, opacity) exists as an attribute."""
+
+    def attributes(declarations: str) -> str:
+        written = []
+        for declaration in declarations.split(";"):
+            name, colon, value = declaration.partition(":")
+            if colon and name.strip():
+                written.append(f' {name.strip()}="{value.strip()}"')
+        return "".join(written)
+
+    inherited = ""
+    rule = _STYLE_ELEMENT.search(svg)
+    if rule is not None:
+        inherited = attributes(rule.group(1))
+        svg = svg[: rule.start()] + svg[rule.end() :]
+    svg = _STYLE_ATTRIBUTE.sub(lambda match: attributes(match.group(1)), svg)
+    return svg.replace("<svg ", f"<svg{inherited} ", 1)
+
+
+def _svg(drawing: "Drawing | None") -> str | None:
+    return drawing.svg() if drawing is not None else None
 
 
 def chart_text(value) -> str:
@@ -110,41 +228,73 @@ def _finite(values: Iterable) -> np.ndarray:
     return array[np.isfinite(array)]
 
 
-def _style_of(index: int) -> dict:
-    return {
-        "color": PALETTE[index % len(PALETTE)],
-        "marker": MARKERS[index % len(MARKERS)],
-        "linestyle": LINESTYLES[(index // len(PALETTE)) % len(LINESTYLES)],
-    }
+# --------------------------------------------------------------------------- colours
 
 
-def _histogram(
-    ax, values: np.ndarray, edges: np.ndarray, *, color: str, mean_label: str = "mean"
-) -> None:
+def _home_slot(name: str) -> int:
+    """The palette slot a name asks for: from a hash of the name, the same in every run
+    (Python's own ``hash`` of a string changes from process to process)."""
+    digest = hashlib.sha256(str(name).encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") % len(SOURCE_PALETTE)
+
+
+def source_slots(names: Iterable[str]) -> dict[str, int]:
+    """Each source's palette slot: the one its name asks for; when two names of the same
+    report ask for one slot, the later in alphabetical order takes the next free one (so
+    the assignment depends only on the set of names, never on their order)."""
+    unique = sorted({str(name) for name in names})
+    slots: dict[str, int] = {}
+    taken: set[int] = set()
+    for name in unique:
+        slot = _home_slot(name)
+        if len(unique) <= len(SOURCE_PALETTE):
+            while slot in taken:
+                slot = (slot + 1) % len(SOURCE_PALETTE)
+        taken.add(slot)
+        slots[name] = slot
+    return slots
+
+
+def source_colours(names: Iterable[str]) -> dict[str, str]:
+    """Each source's colour (``#rrggbb``), stable across charts, pages and runs."""
+    return {name: SOURCE_PALETTE[slot] for name, slot in source_slots(names).items()}
+
+
+def _source_styles(names: Iterable[str]) -> dict[str, dict]:
+    """Colour, marker and line style of each source, all following its slot; past nine
+    sources in one report, names that share a colour differ in marker and line style."""
+    styles = {}
+    for position, (name, slot) in enumerate(sorted(source_slots(names).items())):
+        styles[name] = {
+            "color": SOURCE_PALETTE[slot],
+            "marker": MARKERS[slot % len(MARKERS)],
+            "linestyle": LINESTYLES[(position // len(SOURCE_PALETTE)) % len(LINESTYLES)],
+        }
+    return styles
+
+
+def kind_colour(kind: str) -> str:
+    return KIND_COLOURS.get(kind, KIND_COLOURS["other"])
+
+
+def _histogram(ax, values: np.ndarray, edges: np.ndarray, *, color: str) -> float:
+    """Stairs of the values' histogram and a dashed line at their mean (returned, for the
+    axis label: no text inside the plotting area)."""
     counts, _ = np.histogram(values, bins=edges)
     ax.stairs(counts, edges, fill=True, color=color, alpha=0.85, linewidth=0)
     ax.stairs(counts, edges, color="#1d2330", linewidth=0.6)
     mean = float(values.mean())
     ax.axvline(mean, color="#1d2330", linestyle="--", linewidth=1.2)
-    ax.annotate(
-        f"{mean_label} {mean:.2f}",
-        xy=(mean, 1),
-        xycoords=("data", "axes fraction"),
-        xytext=(4, -2),
-        textcoords="offset points",
-        ha="left",
-        va="top",
-        fontsize=10,
-    )
-    ax.set_ylim(0, max(1, counts.max()) * 1.12)
+    ax.set_ylim(0, max(1, counts.max()) * 1.08)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(axis="x", visible=False)
+    return mean
 
 
 # --------------------------------------------------------------------------- per item
 
 
-def entropy_histogram(items: Sequence[dict]) -> str | None:
+def entropy_drawing(items: Sequence[dict]) -> Drawing | None:
     """Histogram of the items' label entropy in bits, 0 … log2 5 (the study's Fig. 7/9)."""
     values = _finite(item.get("entropy_bits") for item in items)
     if values.size == 0:
@@ -152,32 +302,56 @@ def entropy_histogram(items: Sequence[dict]) -> str | None:
 
     def draw(figure: Figure) -> None:
         ax = figure.add_subplot()
-        _histogram(ax, values, np.linspace(0, LOG2_5, 21), color=PALETTE[0])
+        mean = _histogram(
+            ax, values, np.linspace(0, LOG2_5, 21), color=HISTOGRAM_COLOURS["entropy"]
+        )
         ax.set_xlim(0, LOG2_5)
         ticks = [0, 0.5, 1, 1.5, 2, LOG2_5]
         ax.set_xticks(ticks, ["0", "0.5", "1", "1.5", "2", "log₂5"])
-        ax.set_xlabel("Shannon entropy (bits)")
+        ax.set_xlabel(f"Shannon entropy (bits)\ndashed line: mean = {mean:.2f} bits")
         ax.set_ylabel("items")
         ax.set_title(f"Label entropy per item ({values.size:,} items)", loc="left")
 
-    return _render(draw, size=(6.4, 3.6), description="Histogram of label entropy per item")
+    return Drawing(draw, (6.4, 3.8), "Histogram of label entropy per item")
 
 
-def p_disagree_histogram(items: Sequence[dict]) -> str | None:
-    """Pairwise batches: histogram of p_disagree (share of labels against the majority)."""
+def entropy_histogram(items: Sequence[dict]) -> str | None:
+    return _svg(entropy_drawing(items))
+
+
+def all_tie_items(items: Sequence[dict]) -> int:
+    """Pairwise items whose every label is a tie (0): their p_disagree is 0.5 by definition
+    (each tie counts half for A and half for B), though nobody disagreed."""
+    return sum(
+        1 for item in items if item.get("n") and (item.get("counts") or {}).get("0", 0) == item["n"]
+    )
+
+
+def p_disagree_drawing(items: Sequence[dict]) -> Drawing | None:
+    """Pairwise batches: histogram of p_disagree = 1 − max(C_A + C_tie/2, C_B + C_tie/2)/n."""
     values = _finite(item.get("p_disagree") for item in items)
     if values.size == 0:
         return None
+    ties = all_tie_items(items)
 
     def draw(figure: Figure) -> None:
         ax = figure.add_subplot()
-        _histogram(ax, values, np.linspace(0, 0.5, 21), color=PALETTE[1])
+        mean = _histogram(
+            ax, values, np.linspace(0, 0.5, 21), color=HISTOGRAM_COLOURS["p_disagree"]
+        )
         ax.set_xlim(0, 0.5)
-        ax.set_xlabel("p_disagree (share of labels against the majority side)")
+        label = f"p_disagree (dashed line: mean = {mean:.2f})"
+        if ties:
+            label += f"\n{ties:,} of them all ties: p_disagree = 0.5 by definition"
+        ax.set_xlabel(label)
         ax.set_ylabel("items")
         ax.set_title(f"Disagreement per pair ({values.size:,} items)", loc="left")
 
-    return _render(draw, size=(6.4, 3.6), description="Histogram of p_disagree per item")
+    return Drawing(draw, (6.4, 3.8), "Histogram of p_disagree per item")
+
+
+def p_disagree_histogram(items: Sequence[dict]) -> str | None:
+    return _svg(p_disagree_drawing(items))
 
 
 # --------------------------------------------------------------------------- correlations
@@ -251,24 +425,25 @@ def _zero_line(ax) -> None:
         ax.axhline(0, color="#5b6475", linewidth=0.8)
 
 
-def correlation_chart(
+def correlation_drawing(
     correlations: Sequence[dict],
     families: Sequence[SubsetFamily],
     *,
     subset_sizes: dict[str, int] | None = None,
-) -> str | None:
+) -> Drawing | None:
     """Spearman ρ of each source across each subset family, with its 95 % CI as a band."""
     sources: dict[str, dict[str, dict]] = {}
     for entry in correlations:
         sources.setdefault(entry["source"], {})[entry["subset"]] = entry
     if not families or all(entry.get("spearman") is None for entry in correlations):
         return None
+    styles = _source_styles(sources)
 
     def draw(figure: Figure) -> None:
         axes = figure.subplots(1, len(families), sharey=True, squeeze=False)[0]
         for ax, family in zip(axes, families, strict=True):
             x = np.arange(len(family.subsets))
-            for index, (source, by_subset) in enumerate(sources.items()):
+            for source, by_subset in sources.items():
                 r, low, high = (np.full(x.size, np.nan) for _ in range(3))
                 for position, subset in enumerate(family.subsets):
                     spearman = (by_subset.get(subset) or {}).get("spearman")
@@ -277,7 +452,7 @@ def correlation_chart(
                     r[position] = spearman["r"]
                     if spearman.get("ci95"):
                         low[position], high[position] = spearman["ci95"]
-                style = _style_of(index)
+                style = styles[str(source)]
                 ax.fill_between(x, low, high, color=style["color"], alpha=0.14, linewidth=0)
                 ax.plot(x, r, markersize=5, linewidth=1.8, label=chart_text(source), **style)
             _subset_ticks(ax, family, subset_sizes)
@@ -287,20 +462,29 @@ def correlation_chart(
             _zero_line(ax)
         _legend_below(figure, axes[0], len(sources))
 
-    return _render(
+    return Drawing(
         draw,
-        size=(10, 4.4 + 0.25 * ((len(sources) - 1) // 3)),
-        description="Spearman correlation of each score source across the subsets, "
+        (10, 4.4 + 0.25 * ((len(sources) - 1) // 3)),
+        "Spearman correlation of each score source across the subsets, "
         "with 95 % bootstrap confidence bands",
     )
 
 
-def by_kind_chart(
-    by_kind: Sequence[dict],
+def correlation_chart(
+    correlations: Sequence[dict],
     families: Sequence[SubsetFamily],
     *,
     subset_sizes: dict[str, int] | None = None,
 ) -> str | None:
+    return _svg(correlation_drawing(correlations, families, subset_sizes=subset_sizes))
+
+
+def by_kind_drawing(
+    by_kind: Sequence[dict],
+    families: Sequence[SubsetFamily],
+    *,
+    subset_sizes: dict[str, int] | None = None,
+) -> Drawing | None:
     """Mean Spearman ρ of each source kind across each subset family (Fig. 10/11)."""
     kinds: dict[str, dict[str, dict]] = {}
     for entry in by_kind:
@@ -312,7 +496,7 @@ def by_kind_chart(
         axes = figure.subplots(1, len(families), sharey=True, squeeze=False)[0]
         for ax, family in zip(axes, families, strict=True):
             x = np.arange(len(family.subsets))
-            for index, (kind, by_subset) in enumerate(kinds.items()):
+            for kind, by_subset in kinds.items():
                 r = np.array(
                     [
                         np.nan
@@ -324,7 +508,15 @@ def by_kind_chart(
                 n_sources = max((row.get("n_sources") or 0) for row in by_subset.values())
                 name = KIND_NAMES.get(kind, chart_text(kind))
                 label = f"{name} (mean of {n_sources})" if n_sources > 1 else name
-                ax.plot(x, r, markersize=6, linewidth=2, label=label, **_style_of(index))
+                ax.plot(
+                    x,
+                    r,
+                    markersize=6,
+                    linewidth=2,
+                    label=label,
+                    color=kind_colour(kind),
+                    marker=KIND_MARKERS.get(kind, "D"),
+                )
             _subset_ticks(ax, family, subset_sizes)
             ax.set_title(family.title + " — by kind", loc="left")
         axes[0].set_ylabel("Spearman ρ (mean over sources)")
@@ -332,11 +524,20 @@ def by_kind_chart(
             _zero_line(ax)
         _legend_below(figure, axes[0], len(kinds))
 
-    return _render(
+    return Drawing(
         draw,
-        size=(10, 4.4),
-        description="Mean Spearman correlation per kind of score source across the subsets",
+        (10, 4.4),
+        "Mean Spearman correlation per kind of score source across the subsets",
     )
+
+
+def by_kind_chart(
+    by_kind: Sequence[dict],
+    families: Sequence[SubsetFamily],
+    *,
+    subset_sizes: dict[str, int] | None = None,
+) -> str | None:
+    return _svg(by_kind_drawing(by_kind, families, subset_sizes=subset_sizes))
 
 
 def _legend_below(figure: Figure, ax, n_entries: int) -> None:
@@ -347,51 +548,105 @@ def _legend_below(figure: Figure, ax, n_entries: int) -> None:
 
 # --------------------------------------------------------------------------- agreement
 
-AGREEMENT_LABELS = [
-    ("krippendorff_alpha_ordinal", "Krippendorff α (ordinal)"),
-    ("krippendorff_alpha_interval", "Krippendorff α (interval)"),
-    ("mean_entropy_bits", "Entropy, 5 labels (bits)"),
-    ("mean_grouped_entropy_bits", "Entropy, 3 groups (bits)"),
-    ("mean_gini_impurity", "Gini impurity"),
-    ("mean_pairwise_annotator_disagreement", "Annotator pairs that differ"),
-    ("mean_majority_share", "1 − share of the top label"),
-    ("mean_p_disagree", "p_disagree"),
-]
+
+@dataclass(frozen=True)
+class AgreementScale:
+    """One panel of the agreement chart: measures that share a range and a unit."""
+
+    title: str
+    axis_label: str
+    limits: tuple[float, float]
+    ticks: tuple[tuple[float, str], ...]
+    colour: str
+    measures: tuple[tuple[str, str], ...]  # (report key, label)
 
 
-def agreement_chart(agreement: dict) -> str | None:
-    """Horizontal bars of the batch-level agreement figures (α and the item means)."""
-    rows = [(label, agreement.get(key)) for key, label in AGREEMENT_LABELS if key in agreement]
-    if not rows or all(value is None for _, value in rows):
+AGREEMENT_SCALES = (
+    AgreementScale(
+        "Krippendorff's α",
+        "1 = perfect agreement, 0 = chance level",
+        (-1.0, 1.0),
+        ((-1, "−1"), (-0.5, "−0.5"), (0, "0"), (0.5, "0.5"), (1, "1")),
+        "#3d5a80",
+        (
+            ("krippendorff_alpha_ordinal", "ordinal"),
+            ("krippendorff_alpha_interval", "interval"),
+        ),
+    ),
+    AgreementScale(
+        "Entropy in bits (mean over items)",
+        "0 = all agree; most: log₂3 (3 groups), log₂5 (5 labels)",
+        (0.0, LOG2_5),
+        ((0, "0"), (0.5, "0.5"), (1, "1"), (LOG2_3, "log₂3"), (2, "2"), (LOG2_5, "log₂5")),
+        "#4c6a92",
+        (
+            ("mean_entropy_bits", "5 labels"),
+            ("mean_grouped_entropy_bits", "3 groups"),
+        ),
+    ),
+    AgreementScale(
+        "Shares (mean over items)",
+        "0 = all agree",
+        (0.0, 1.0),
+        ((0, "0"), (0.25, "0.25"), (0.5, "0.5"), (0.75, "0.75"), (1, "1")),
+        "#8a6d3b",
+        (
+            ("mean_gini_impurity", "Gini impurity"),
+            ("mean_pairwise_annotator_disagreement", "annotator pairs that differ"),
+            ("mean_majority_share", "1 − share of the top label"),
+            ("mean_p_disagree", "p_disagree"),
+        ),
+    ),
+)
+
+
+def _value_text(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}".replace("-", "−")
+
+
+def agreement_drawing(agreement: dict) -> Drawing | None:
+    """The batch-level agreement figures as small multiples, one panel per scale:
+    Krippendorff's α on −1 … 1, entropies in bits on 0 … log₂5, shares on 0 … 1. The value
+    of each bar is written in its label, never on the plot."""
+    panels = []
+    for scale in AGREEMENT_SCALES:
+        rows = [(label, agreement.get(key)) for key, label in scale.measures if key in agreement]
+        if rows:
+            panels.append((scale, rows))
+    if not panels or all(value is None for _, rows in panels for _, value in rows):
         return None
 
     def draw(figure: Figure) -> None:
-        ax = figure.add_subplot()
-        y = np.arange(len(rows))[::-1]
-        values = np.array([np.nan if v is None else v for _, v in rows], dtype=float)
-        colours = [PALETTE[0] if index < 2 else PALETTE[7] for index in range(len(rows))]
-        ax.barh(y, np.nan_to_num(values), color=colours, height=0.62)
-        high = max(1.0, float(np.nanmax(values)))
-        low = min(0.0, float(np.nanmin(values)))
-        ax.set_xlim(low - 0.05 * (high - low), high * 1.18)
-        for position, value in zip(y, values, strict=True):
-            text = "n/a" if np.isnan(value) else f"{value:.3f}"
-            anchor = 0 if np.isnan(value) else max(value, 0)
-            ax.text(anchor + 0.02 * high, position, text, va="center", fontsize=10)
-        ax.set_yticks(y, [label for label, _ in rows])
-        ax.axvline(0, color="#5b6475", linewidth=0.8)
-        ax.grid(axis="y", visible=False)
-        ax.set_xlabel("value")
-        ax.set_title("Krippendorff α and disagreement (item means)", loc="left")
+        heights = [len(rows) + 1.6 for _, rows in panels]
+        axes = figure.subplots(len(panels), 1, squeeze=False, height_ratios=heights)[:, 0]
+        for ax, (scale, rows) in zip(axes, panels, strict=True):
+            y = np.arange(len(rows))[::-1]
+            values = np.array([np.nan if v is None else v for _, v in rows], dtype=float)
+            ax.barh(y, np.nan_to_num(values), color=scale.colour, height=0.6)
+            ax.set_yticks(y, [f"{label} = {_value_text(value)}" for label, value in rows])
+            ax.set_ylim(-0.6, len(rows) - 0.4)
+            ax.set_xlim(*scale.limits)
+            ax.set_xticks([tick for tick, _ in scale.ticks], [text for _, text in scale.ticks])
+            if scale.limits[0] < 0:
+                ax.axvline(0, color=NEUTRAL, linewidth=0.8)
+            ax.set_xlabel(scale.axis_label, fontsize=9.5)
+            ax.set_title(scale.title, loc="left", fontsize=11)
+            ax.grid(axis="y", visible=False)
 
-    return _render(
+    total_rows = sum(len(rows) for _, rows in panels)
+    return Drawing(
         draw,
-        size=(6.4, 0.42 * len(rows) + 1.4),
-        description="Bar chart of the batch-level agreement figures",
+        (7.2, 0.42 * total_rows + 1.35 * len(panels) + 0.3),
+        "Bar charts of the batch-level agreement figures, one per scale: "
+        "Krippendorff's alpha, entropy in bits, and shares",
     )
 
 
-def crowd_spearman_histogram(annotators: Sequence[dict]) -> str | None:
+def agreement_chart(agreement: dict) -> str | None:
+    return _svg(agreement_drawing(agreement))
+
+
+def crowd_spearman_drawing(annotators: Sequence[dict]) -> Drawing | None:
     """Histogram of each annotator's Spearman ρ with the leave-one-out crowd mean."""
     values = _finite(entry.get("crowd_spearman") for entry in annotators)
     if values.size == 0:
@@ -400,27 +655,22 @@ def crowd_spearman_histogram(annotators: Sequence[dict]) -> str | None:
 
     def draw(figure: Figure) -> None:
         ax = figure.add_subplot()
-        _histogram(ax, values, np.linspace(-1, 1, 21), color=PALETTE[2])
+        mean = _histogram(ax, values, np.linspace(-1, 1, 21), color=HISTOGRAM_COLOURS["crowd"])
         ax.set_xlim(-1, 1)
-        ax.set_xlabel("Spearman ρ with the other annotators' mean")
-        ax.set_ylabel("annotators")
-        title = f"Annotator vs crowd ({values.size:,} annotators)"
-        ax.set_title(title, loc="left")
+        label = f"Spearman ρ with the other annotators' mean (dashed line: mean = {mean:.2f})"
         if missing:
-            ax.text(
-                0.0,
-                -0.3,
-                f"{missing:,} without a value (too few shared items)",
-                transform=ax.transAxes,
-                fontsize=10,
-                color="#5b6475",
-            )
+            label += f"\n{missing:,} without a value (too few shared items)"
+        ax.set_xlabel(label)
+        ax.set_ylabel("annotators")
+        ax.set_title(f"Annotator vs crowd ({values.size:,} annotators)", loc="left")
 
-    return _render(
-        draw,
-        size=(6.4, 3.6),
-        description="Histogram of the annotators' Spearman correlation with the crowd",
+    return Drawing(
+        draw, (6.4, 3.8), "Histogram of the annotators' Spearman correlation with the crowd"
     )
+
+
+def crowd_spearman_histogram(annotators: Sequence[dict]) -> str | None:
+    return _svg(crowd_spearman_drawing(annotators))
 
 
 # --------------------------------------------------------------------------- scatter
@@ -434,12 +684,21 @@ class ScatterPanel:
     means: np.ndarray
 
 
-def score_scatter(panels: Sequence[ScatterPanel], *, pairwise: bool = False) -> str | None:
-    """Mean human rating against model score, one panel per source (hexbin when dense)."""
+def scatter_drawing(
+    panels: Sequence[ScatterPanel],
+    *,
+    pairwise: bool = False,
+    colour_names: Iterable[str] = (),
+) -> Drawing | None:
+    """Mean human rating against model score, one panel per source (hexbin when dense).
+
+    ``colour_names``: every source of the report, so that a source keeps the colour the
+    report's other charts give it. The number of items goes into the axis label."""
     panels = [p for p in panels if (np.isfinite(p.scores) & np.isfinite(p.means)).any()]
     panels = panels[:MAX_SCATTER_PANELS]
     if not panels:
         return None
+    colours = source_colours([*colour_names, *(panel.source for panel in panels)])
     columns = min(3, len(panels))
     rows = -(-len(panels) // columns)
 
@@ -447,10 +706,9 @@ def score_scatter(panels: Sequence[ScatterPanel], *, pairwise: bool = False) -> 
         axes = figure.subplots(rows, columns, squeeze=False)
         for ax in axes.ravel()[len(panels) :]:
             ax.set_visible(False)
-        for index, (ax, panel) in enumerate(zip(axes.ravel(), panels, strict=False)):
+        for ax, panel in zip(axes.ravel(), panels, strict=False):
             known = np.isfinite(panel.scores) & np.isfinite(panel.means)
             x, y = panel.scores[known], panel.means[known]
-            colour = _style_of(index)["color"]
             if x.size > HEXBIN_ABOVE:
                 ax.hexbin(
                     x,
@@ -465,22 +723,21 @@ def score_scatter(panels: Sequence[ScatterPanel], *, pairwise: bool = False) -> 
             else:  # fewer points: bigger and more opaque
                 size = float(np.clip(4000 / max(x.size, 1), 6, 28))
                 alpha = 0.8 if x.size < 300 else 0.4
+                colour = colours[str(panel.source)]
                 ax.scatter(x, y, s=size, alpha=alpha, color=colour, linewidths=0, rasterized=True)
             ax.set_title(chart_text(panel.source), loc="left", fontsize=11)
-            ax.set_xlabel(f"{KIND_NAMES.get(panel.kind, 'model')} score")
+            kind = KIND_NAMES.get(panel.kind, "model")
+            ax.set_xlabel(f"{kind} score\n(n = {x.size:,} items)")
             ax.set_ylabel("mean preference for A" if pairwise else "mean human rating")
-            ax.text(
-                0.98,
-                0.03,
-                f"n={x.size:,}",
-                transform=ax.transAxes,
-                ha="right",
-                fontsize=10,
-                color="#5b6475",
-            )
 
-    return _render(
+    return Drawing(
         draw,
-        size=(3.6 * columns, 3.2 * rows + 0.3),
-        description="Mean human rating against each source's model score",
+        (3.6 * columns, 3.4 * rows + 0.3),
+        "Mean human rating against each source's model score",
     )
+
+
+def score_scatter(
+    panels: Sequence[ScatterPanel], *, pairwise: bool = False, colour_names: Iterable[str] = ()
+) -> str | None:
+    return _svg(scatter_drawing(panels, pairwise=pairwise, colour_names=colour_names))

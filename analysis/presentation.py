@@ -162,9 +162,11 @@ def headline_rows(report: dict) -> list[dict]:
         kinds_of[entry["source"]] = entry["kind"]
     names = [s["source"] for s in report.get("sources", []) if s["source"] in by_source]
     names += [name for name in by_source if name not in names]
+    slots = plots.source_slots(by_source)  # the charts' colour of each source
     rows = [
         {
             "label": name,
+            "swatch": f"source-colour-{slots[str(name)]}",
             "kind": kinds_of[name],
             "kind_name": plots.KIND_NAMES.get(kinds_of[name], kinds_of[name]),
             "is_kind": False,
@@ -179,6 +181,7 @@ def headline_rows(report: dict) -> list[dict]:
         rows.append(
             {
                 "label": KIND_NAMES.get(kind, kind),
+                "swatch": f"kind-colour-{kind if kind in plots.KIND_COLOURS else 'other'}",
                 "kind": kind,
                 "kind_name": "",
                 "is_kind": True,
@@ -366,3 +369,63 @@ def annotator_table(report: dict) -> tuple[list[str], Iterator[list]]:
     """Columns and rows of annotators.csv: one row per annotator."""
     rows = ([entry.get(column) for column in ANNOTATOR_COLUMNS] for entry in report["annotators"])
     return ANNOTATOR_COLUMNS, rows
+
+
+def validity(report: dict) -> dict | None:
+    """The report's validity section as the page shows it (None when it has nothing)."""
+    section = report.get("validity") or {}
+    bias, retest, groups = (
+        section.get("position_bias"),
+        section.get("test_retest"),
+        section.get("groups"),
+    )
+    if not (bias or retest or groups):
+        return None
+    shown: dict = {}
+    if bias and bias["n_choices"]:
+        shown["bias"] = {
+            "n_choices": bias["n_choices"],
+            "first_share": fmt(bias["first_share"]),
+            "p": _fmt_p(bias["p"]),
+            "mean_a_first": fmt(bias["mean_value_a_first"]),
+            "mean_b_first": fmt(bias["mean_value_b_first"]),
+            "n_a_first": bias["n_a_first"],
+            "n_b_first": bias["n_b_first"],
+            "strongly_biased": bias["strongly_biased"],
+        }
+    if retest:
+        batch = retest["batch"]
+        shown["retest"] = {
+            "n_pairs": batch["n_pairs"],
+            "exact_share": fmt(batch["exact_share"]),
+            "mean_abs_difference": fmt(batch["mean_abs_difference"]),
+            "sign_agreement": fmt(batch["sign_agreement"]),
+            "signed": batch["sign_agreement"] is not None,
+            "annotators": [
+                {
+                    "annotator": entry["annotator"],
+                    "n_pairs": entry["n_pairs"],
+                    "exact_share": fmt(entry["exact_share"]),
+                    "mean_abs_difference": fmt(entry["mean_abs_difference"]),
+                    "sign_agreement": fmt(entry["sign_agreement"]),
+                }
+                for entry in retest["annotators"]
+            ],
+        }
+    if groups:
+        shown["groups"] = {
+            "question": groups["question"],
+            "text": groups["text"],
+            "min_annotators": groups["min_annotators"],
+            "mean_entropy_all": fmt(groups["mean_entropy_all"]),
+            "questions": groups["questions"],
+            "rows": [
+                {
+                    **entry,
+                    "mean_value": fmt(entry["mean_value"]),
+                    "mean_entropy_within": fmt(entry["mean_entropy_within"]),
+                }
+                for entry in groups["groups"]
+            ],
+        }
+    return shown or None

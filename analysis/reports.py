@@ -80,6 +80,45 @@ class Agreement(TypedDict):
     mean_p_disagree: NotRequired[float | None]
 
 
+class PositionBiasEntry(TypedDict):
+    n_choices: int
+    first_share: float | None
+    p: float | None
+    mean_value_a_first: float | None
+    mean_value_b_first: float | None
+    n_a_first: int
+    n_b_first: int
+    annotators: list[dict]
+    strongly_biased: list[str]
+
+
+class RetestFigures(TypedDict):
+    n_pairs: int
+    exact_share: float | None
+    mean_abs_difference: float | None
+    sign_agreement: float | None
+
+
+class RetestEntry(TypedDict):
+    batch: RetestFigures
+    annotators: list[dict]
+
+
+class GroupsEntry(TypedDict):
+    question: str
+    text: str
+    min_annotators: int
+    mean_entropy_all: float | None
+    groups: list[dict]
+    questions: list[str]
+
+
+class Validity(TypedDict):
+    position_bias: PositionBiasEntry | None
+    test_retest: RetestEntry | None
+    groups: GroupsEntry | None
+
+
 class AnnotatorEntry(TypedDict):
     """One annotator; ``reason`` is present when the crowd Spearman is undefined."""
 
@@ -125,6 +164,7 @@ class Report(TypedDict):
     agreement: Agreement
     annotators: list[AnnotatorEntry]
     sources: list[SourceEntry]
+    validity: Validity
 
 
 def build_report(
@@ -133,6 +173,7 @@ def build_report(
     *,
     n_resamples: int = 1000,
     seed: int = 0,
+    group_by: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Report:
     pairwise = arrays.kind == "pairwise"
@@ -197,6 +238,7 @@ def build_report(
             }
             for source in sources
         ],
+        "validity": validity_entry(arrays, group_by),
     }
     _tell(progress, steps, steps)
     return report
@@ -322,7 +364,6 @@ def _annotator_entries(arrays: BatchArrays) -> list[AnnotatorEntry]:
         arrays.n_annotators,
     )
     medians = _median_by_group(arrays.annotator_index, arrays.duration_ms, arrays.n_annotators)
-    checks = _attention_checks(arrays)
     entries = []
     for index, pseudonym in enumerate(arrays.annotators):
         result = crowd.crowd_spearman[index]
@@ -333,8 +374,8 @@ def _annotator_entries(arrays: BatchArrays) -> list[AnnotatorEntry]:
             "crowd_spearman": _number(result.r),
             "crowd_spearman_p": _number(result.p),
             "median_duration_ms": _number(medians[index]),
-            "attention_checks_passed": int(checks[0][index]),
-            "attention_checks_failed": int(checks[1][index]),
+            "attention_checks_passed": int(arrays.checks_passed[index]),
+            "attention_checks_failed": int(arrays.checks_failed[index]),
         }
         if result.r is None:
             entry["reason"] = result.reason
@@ -359,22 +400,115 @@ def _median_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np
     return medians
 
 
-def _attention_checks(arrays: BatchArrays) -> tuple[np.ndarray, np.ndarray]:
-    """Per annotator: labels on gold items that matched / missed the accepted answers."""
-    passed = np.zeros(arrays.n_annotators, dtype=np.int64)
-    failed = np.zeros(arrays.n_annotators, dtype=np.int64)
-    gold_items = {i: set(g) for i, g in enumerate(arrays.gold) if g is not None}
-    if not gold_items:
-        return passed, failed
-    on_gold = np.isin(arrays.item_index, list(gold_items))
-    for item, annotator, value in zip(
-        arrays.item_index[on_gold].tolist(),
-        arrays.annotator_index[on_gold].tolist(),
-        arrays.value[on_gold].tolist(),
-        strict=True,
-    ):
-        if value in gold_items[item]:
-            passed[annotator] += 1
-        else:
-            failed[annotator] += 1
-    return passed, failed
+# ---------------------------------------------------------------------------- validity
+
+# Annotators with fewer non-tie choices say little about their own position bias.
+MIN_CHOICES_FOR_BIAS = 10
+# Strong position bias: the first-shown response wins this share of choices or more,
+# with the binomial test below this p-value.
+STRONG_BIAS_SHARE = 0.75
+STRONG_BIAS_P = 0.01
+# A group of annotators smaller than this is listed with its size, its figures withheld.
+MIN_GROUP_ANNOTATORS = 5
+
+
+def validity_entry(arrays: BatchArrays, group_by: str | None) -> Validity:
+    """Position bias (pairwise), test–retest agreement and the questionnaire breakdown."""
+    return {
+        "position_bias": _position_bias_entry(arrays) if arrays.kind == "pairwise" else None,
+        "test_retest": _retest_entry(arrays),
+        "groups": _groups_entry(arrays, group_by),
+    }
+
+
+def _position_bias_entry(arrays: BatchArrays) -> PositionBiasEntry:
+    bias = stats.position_bias(
+        arrays.shown_order, arrays.value, arrays.annotator_index, arrays.n_annotators
+    )
+    annotators = [
+        {
+            "annotator": arrays.annotators[entry.annotator],
+            "n_choices": entry.n_choices,
+            "first_share": _number(entry.first_share),
+            "p": _number(entry.p_value),
+            "strong": bool(
+                entry.n_choices >= MIN_CHOICES_FOR_BIAS
+                and entry.first_share is not None
+                and max(entry.first_share, 1 - entry.first_share) >= STRONG_BIAS_SHARE
+                and entry.p_value is not None
+                and entry.p_value < STRONG_BIAS_P
+            ),
+        }
+        for entry in bias.annotators
+        if entry.n_choices
+    ]
+    return {
+        "n_choices": bias.n_choices,
+        "first_share": _number(bias.first_share),
+        "p": _number(bias.p_value),
+        "mean_value_a_first": _number(bias.mean_value_a_first),
+        "mean_value_b_first": _number(bias.mean_value_b_first),
+        "n_a_first": bias.n_a_first,
+        "n_b_first": bias.n_b_first,
+        "annotators": annotators,
+        "strongly_biased": [entry["annotator"] for entry in annotators if entry["strong"]],
+    }
+
+
+def _retest_figures(result: stats.RetestAgreement) -> RetestFigures:
+    return {
+        "n_pairs": result.n_pairs,
+        "exact_share": _number(result.exact_share),
+        "mean_abs_difference": _number(result.mean_abs_difference),
+        "sign_agreement": _number(result.sign_agreement),
+    }
+
+
+def _retest_entry(arrays: BatchArrays) -> RetestEntry | None:
+    if not len(arrays.repeats):
+        return None
+    signed = arrays.kind == "pairwise"
+    pairs = arrays.repeats
+    annotators = []
+    for index in np.unique(pairs[:, 0]).tolist():
+        mine = pairs[pairs[:, 0] == index]
+        entry = _retest_figures(stats.retest_agreement(mine[:, 1], mine[:, 2], signed=signed))
+        annotators.append({"annotator": arrays.annotators[index], **entry})
+    return {
+        "batch": _retest_figures(stats.retest_agreement(pairs[:, 1], pairs[:, 2], signed=signed)),
+        "annotators": annotators,
+    }
+
+
+def _groups_entry(arrays: BatchArrays, group_by: str | None) -> GroupsEntry | None:
+    if not arrays.questions:
+        return None
+    question = next((q for q in arrays.questions if q["id"] == group_by), arrays.questions[0])
+    figures, overall = stats.group_breakdown(
+        arrays.item_index,
+        arrays.annotator_index,
+        arrays.value,
+        arrays.label_set,
+        arrays.n_items,
+        arrays.answers.get(question["id"], []),
+        min_annotators=MIN_GROUP_ANNOTATORS,
+    )
+    return {
+        "question": question["id"],
+        "text": question["text"],
+        "min_annotators": MIN_GROUP_ANNOTATORS,
+        "mean_entropy_all": _number(overall),
+        "groups": [
+            {
+                "group": entry.group,
+                "n_annotators": entry.n_annotators,
+                "n_labels": entry.n_labels,
+                "suppressed": entry.suppressed,
+                "mean_value": _number(entry.mean_value),
+                "mean_entropy_within": _number(entry.mean_entropy_within),
+                "n_items": entry.n_items,
+            }
+            for entry in figures
+        ],
+        "questions": [q["id"] for q in arrays.questions],
+    }

@@ -28,6 +28,16 @@ urlpatterns = [
         name="manage-report-annotators",
     ),
     path(
+        "manage/<slug:slug>/report/figures.zip",
+        views.report_figures_zip,
+        name="manage-report-figures",
+    ),
+    path(
+        "manage/<slug:slug>/report/figures/<slug:key>.<slug:fmt>",
+        views.report_figure,
+        name="manage-report-figure",
+    ),
+    path(
         "manage/<slug:slug>/report/scatter.svg",
         views.score_scatter,
         name="manage-report-scatter",

@@ -4,15 +4,20 @@ Researchers and admins (``analysis.access.can_analyse``) see the newest finished
 a batch:
 summary and agreement figures, the headline comparison of model–human Spearman ρ on the
 full set against the similar-quality and high-disagreement subsets, charts (inline SVG from
-``analysis.plots``), the item and annotator tables, and downloads (the report JSON and
-three CSV tables). Without a report the page offers "Run analysis", which starts an
-``analysis`` job and follows its progress through ``/api/v1/jobs/<id>``.
+``analysis.plots``), the item and annotator tables, and downloads (the report JSON, three
+CSV tables, and every chart as SVG and PDF, one by one or all in a zip). Without a report
+the page offers "Run analysis", which starts an ``analysis`` job and follows its progress
+through ``/api/v1/jobs/<id>``.
 
 Views stay thin: they parse the request, fetch the report
 (``analysis.services.analyses.latest_report``) and the live score coverage
 (``analysis.selectors.coverage``), and hand them to ``analysis.presentation``, which turns
 them into the page's rows and the CSV tables; then they render or stream the result.
 """
+
+import io
+import zipfile
+from dataclasses import dataclass
 
 import numpy as np
 from django import forms
@@ -28,6 +33,7 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
@@ -123,17 +129,64 @@ def _report_or_404(batch: Batch) -> tuple[Job, dict]:
 # --------------------------------------------------------------------------- charts
 
 
-def _charts(job: Job, report: dict) -> list[dict]:
-    """The report's charts as inline SVG, rendered once per finished job (then cached)."""
-    key = f"analysis-report-charts:{job.pk}"
-    charts = cache.get(key)
-    if charts is None:
-        charts = _render_charts(report)
-        cache.set(key, charts, CHART_CACHE_SECONDS)
-    return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]
+@dataclass(frozen=True)
+class ReportChart:
+    """One chart of the report page: its card's title, caption and width, its drawing."""
+
+    key: str
+    title: str
+    caption: str
+    width: str
+    drawing: plots.Drawing
 
 
-def _render_charts(report: dict) -> list[dict]:
+CAPTIONS = {
+    "correlations": (
+        "Spearman ρ between each source's score and the items' mean human label, one line "
+        "per source (in its colour on every chart); the band is the 95 % bootstrap "
+        "interval (items resampled). Left: subsets of items of similar quality; right: "
+        "subsets of items with the most disagreement (ANALYSIS.md, Subsets). A gap: ρ is "
+        "undefined there (fewer than 3 items, or all scores or all means equal)."
+    ),
+    "by-kind": (
+        "The mean of the sources' Spearman ρ within each kind of source (reward model, "
+        "language model, LLM judge), per subset: the study's Fig. 10/11."
+    ),
+    "entropy": (
+        "Shannon entropy of each item's labels over the 5 possible labels, "
+        "H = −Σ p·log₂ p with p = count / n: 0 when every annotator chose the same label, "
+        "log₂5 ≈ 2.32 bits when the labels spread evenly over all five."
+    ),
+    "p-disagree": (
+        "p_disagree = 1 − max(C_A + C_tie/2, C_B + C_tie/2) / n, where C_A, C_B and C_tie "
+        "count the labels preferring A, preferring B, and ties (0). It is 0 when every "
+        "label takes the same side and 0.5 when both sides weigh the same — which includes "
+        "an item whose labels are all ties, where nobody disagreed (the axis says how many "
+        "such items there are)."
+    ),
+    "agreement": (
+        "Each panel on its measure's own scale. Krippendorff's α over all labels (ordinal "
+        "and interval distance): 1 = perfect agreement, 0 = agreement at chance level, "
+        "below 0 = systematic disagreement. Entropy in bits, mean over items, of the 5 "
+        "labels and of 3 groups (absolute: 1–2 / 3 / 4–5; pairwise: B / tie / A). Shares, "
+        "means over items: Gini impurity 1 − Σ p², the share of annotator pairs whose "
+        "labels differ, 1 − the share of the most common label, and (pairwise) p_disagree."
+    ),
+    "crowd": (
+        "Each annotator's Spearman ρ between their labels and the mean of the other "
+        "annotators' labels on the same items (leave-one-out): low values flag "
+        "idiosyncratic annotators, or a consistent minority view."
+    ),
+    "scatter": (
+        "Every labelled item: its mean human label against each source's score as imported "
+        "now, one panel per source in the source's colour (above 5,000 items the points "
+        "are binned: colour = number of items, log scale)."
+    ),
+}
+
+
+def _report_charts(report: dict) -> list[ReportChart]:
+    """The report's charts that have something to draw, in page order."""
     families = plots.subset_families(report["kind"], report.get("subsets", {}))
     sizes = presentation.subset_sizes(report)
     items, pairwise = report.get("items", []), report["kind"] == "pairwise"
@@ -141,62 +194,100 @@ def _render_charts(report: dict) -> list[dict]:
         (
             "correlations",
             "Model–human Spearman ρ across the subsets",
-            "Each line is a score source; the band is its 95 % bootstrap interval. Left: "
-            "items of similar quality; right: items with the most disagreement. A gap "
-            "means no correlation there (fewer than 3 items, or all scores or means equal).",
             "wide",
-            lambda: plots.correlation_chart(
+            lambda: plots.correlation_drawing(
                 report.get("correlations", []), families, subset_sizes=sizes
             ),
         ),
         (
             "by-kind",
             "The same, averaged by kind of source",
-            "Mean Spearman ρ over the sources of each kind (the study's Fig. 10/11).",
             "wide",
-            lambda: plots.by_kind_chart(report.get("by_kind", []), families, subset_sizes=sizes),
+            lambda: plots.by_kind_drawing(report.get("by_kind", []), families, subset_sizes=sizes),
         ),
-        (
-            "entropy",
-            "Disagreement per item",
-            "Shannon entropy of each item's labels: 0 when everyone agrees, log₂5 ≈ 2.32 "
-            "bits when the labels spread evenly over the five choices.",
-            "half",
-            lambda: plots.entropy_histogram(items),
-        ),
+        ("entropy", "Disagreement per item", "half", lambda: plots.entropy_drawing(items)),
         (
             "p-disagree",
             "Disagreement per pair",
-            "Share of an item's labels against the side most annotators took "
-            "(0 = unanimous, 0.5 = split evenly).",
             "half",
-            lambda: plots.p_disagree_histogram(items) if pairwise else None,
+            lambda: plots.p_disagree_drawing(items) if pairwise else None,
         ),
         (
             "agreement",
             "Agreement across the batch",
-            "Krippendorff's α (1 = perfect agreement, 0 = chance) and the item means of "
-            "the disagreement measures (0 = everyone agrees).",
             "half",
-            lambda: plots.agreement_chart(report.get("agreement", {})),
+            lambda: plots.agreement_drawing(report.get("agreement", {})),
         ),
         (
             "crowd",
             "Individual versus collective preference",
-            "Each annotator's Spearman ρ with the mean of the other annotators on the "
-            "same items: low values flag idiosyncratic annotators.",
             "half",
-            lambda: plots.crowd_spearman_histogram(report.get("annotators", [])),
+            lambda: plots.crowd_spearman_drawing(report.get("annotators", [])),
         ),
     ]
     charts = []
-    for key, title, caption, width, draw in candidates:
-        svg = draw()
-        if svg is not None:
-            charts.append(
-                {"key": key, "title": title, "caption": caption, "width": width, "svg": svg}
-            )
+    for key, title, width, draw in candidates:
+        drawing = draw()
+        if drawing is not None:
+            charts.append(ReportChart(key, title, CAPTIONS[key], width, drawing))
     return charts
+
+
+def _charts(job: Job, report: dict) -> list[dict]:
+    """The report's charts as inline SVG, rendered once per finished job (then cached)."""
+    key = f"analysis-report-charts:v2:{job.pk}"
+    charts = cache.get(key)
+    if charts is None:
+        charts = [
+            {
+                "key": chart.key,
+                "title": chart.title,
+                "caption": chart.caption,
+                "width": chart.width,
+                "svg": chart.drawing.svg(),
+            }
+            for chart in _report_charts(report)
+        ]
+        cache.set(key, charts, CHART_CACHE_SECONDS)
+    return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]
+
+
+def _scatter_drawing(batch: Batch, report: dict) -> plots.Drawing | None:
+    """Mean human label (from the report) against each source's current scores."""
+    arrays = load_items(batch)
+    mean_of = {item["item_id"]: item.get("mean") for item in report.get("items", [])}
+    means = np.array(
+        [np.nan if mean_of.get(i) is None else mean_of[i] for i in arrays.item_ids], dtype=float
+    )
+    panels = [
+        plots.ScatterPanel(source.name, source.kind, source.scores, means)
+        for source in load_scores(batch, arrays)
+    ]
+    return plots.scatter_drawing(
+        panels,
+        pairwise=batch.kind == BatchKind.PAIRWISE,
+        colour_names=_report_sources(report),
+    )
+
+
+def _report_sources(report: dict) -> list[str]:
+    """The names of the report's sources: what every chart keys its colours by."""
+    return sorted({entry["source"] for entry in report.get("correlations", [])})
+
+
+def _figures(batch: Batch, report: dict) -> dict[str, ReportChart]:
+    """Every chart of the report, the scatter plot included, by key."""
+    figures = {chart.key: chart for chart in _report_charts(report)}
+    scatter = _scatter_drawing(batch, report)
+    if scatter is not None:
+        figures["scatter"] = ReportChart(
+            "scatter",
+            "Mean human label against model score",
+            CAPTIONS["scatter"],
+            "wide",
+            scatter,
+        )
+    return figures
 
 
 # --------------------------------------------------------------------------- pages
@@ -232,10 +323,12 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
                 ),
                 "charts": _charts(job, report),
                 "has_scores": bool(report.get("correlations")),
+                "scatter_caption": CAPTIONS["scatter"],
                 "show_scatter": any(
                     c["subset"] == "full" and c["n"] > 0 for c in report.get("correlations", [])
                 ),
                 "agreement": presentation.agreement(report),
+                "validity": presentation.validity(report),
                 "sources": presentation.source_rows(score_coverage(batch)),
                 "item_rows": presentation.item_rows(report, ITEM_ROWS_SHOWN),
                 "n_items_total": len(items),
@@ -346,21 +439,55 @@ def score_scatter(request: HttpRequest, slug: str) -> HttpResponse:
     """Mean human rating (from the report) against each source's current scores, as SVG."""
     batch = get_object_or_404(Batch, slug=slug)
     _, report = _report_or_404(batch)
-    arrays = load_items(batch)
-    mean_of = {item["item_id"]: item.get("mean") for item in report.get("items", [])}
-    means = np.array(
-        [np.nan if mean_of.get(i) is None else mean_of[i] for i in arrays.item_ids], dtype=float
-    )
-    panels = [
-        plots.ScatterPanel(source.name, source.kind, source.scores, means)
-        for source in load_scores(batch, arrays)
-    ]
-    svg = plots.score_scatter(panels, pairwise=batch.kind == BatchKind.PAIRWISE)
-    if svg is None:
+    drawing = _scatter_drawing(batch, report)
+    if drawing is None:
         raise Http404("No score source scores a labelled item of this batch.")
-    response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    response = HttpResponse(drawing.svg(), content_type="image/svg+xml; charset=utf-8")
     response["Content-Security-Policy"] = SCATTER_CSP
     response["Cache-Control"] = "private, max-age=300"
+    return response
+
+
+FIGURE_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf"}
+
+
+@staff_page(can_analyse)
+@require_GET
+def report_figure(request: HttpRequest, slug: str, key: str, fmt: str) -> HttpResponse:
+    """One chart of the report as a standalone SVG or PDF file, for a paper."""
+    batch = get_object_or_404(Batch, slug=slug)
+    _, report = _report_or_404(batch)
+    chart = _figures(batch, report).get(key)
+    if chart is None or fmt not in FIGURE_TYPES:
+        raise Http404(f"The report of {batch.slug} has no figure {key}.{fmt}.")
+    response = HttpResponse(chart.drawing.file(fmt), content_type=FIGURE_TYPES[fmt])
+    response["Content-Disposition"] = content_disposition_header(True, f"{batch.slug}-{key}.{fmt}")
+    if fmt == "svg":
+        response["Content-Security-Policy"] = SCATTER_CSP
+    return response
+
+
+@staff_page(can_analyse)
+@require_GET
+def report_figures_zip(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every chart of the report as SVG and PDF in one zip, with a file of the captions."""
+    batch = get_object_or_404(Batch, slug=slug)
+    job, report = _report_or_404(batch)
+    figures = _figures(batch, report)
+    if not figures:
+        raise Http404(f"The report of {batch.slug} has no figures.")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        captions = [
+            f"Figures of the analysis of {batch.slug} ({job.finished_at:%Y-%m-%d %H:%M} UTC)\n"
+        ]
+        for key, chart in figures.items():
+            for fmt in plots.FILE_FORMATS:
+                archive.writestr(f"{batch.slug}-{key}.{fmt}", chart.drawing.file(fmt))
+            captions.append(f"{batch.slug}-{key}: {chart.title}\n{chart.caption}\n")
+        archive.writestr("captions.txt", "\n".join(captions))
+    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = content_disposition_header(True, f"{batch.slug}-figures.zip")
     return response
 
 
@@ -377,8 +504,15 @@ def upload_scores(request: HttpRequest, slug: str) -> HttpResponse:
         missing="Choose a .jsonl or .csv file of scores.",
     )
     if not upload.accepted:
-        state = {"scores": {"problems": upload.problems, "upload_name": upload.filename}}
-        return render_batch_page(request, batch, panel_state=state, status=400)
+        return render_batch_page(
+            request,
+            batch,
+            problems=upload.problems,
+            upload_name=upload.filename,
+            upload_subject="model scores",
+            panel_state={"scores": {"problems": upload.problems}},
+            status=400,
+        )
     summary = upload.result
     messages.success(
         request,

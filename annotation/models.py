@@ -103,6 +103,50 @@ class Batch(models.Model):
     )
     completion_code = models.CharField(max_length=100, default=new_completion_code)
     completion_url = models.URLField(max_length=500, blank=True, default="")
+    # --- study design and quality control (docs/SPEC.md, "Measurement validity")
+    check_every = models.PositiveIntegerField(
+        null=True, blank=True, help_text="One attention check after about every K items."
+    )
+    exclude_after_failed_checks = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Exclude an annotator at their F-th failed check."
+    )
+    screen_out_code = models.CharField(
+        max_length=100,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Code for screened-out participants.",
+    )
+    full_code = models.CharField(
+        max_length=100,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Code shown to a worker who arrives when nothing is left for them.",
+    )
+    min_seconds_per_item = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Labels faster than this are flagged."
+    )
+    straightline_run = models.PositiveIntegerField(
+        null=True, blank=True, help_text="A run of this many identical labels is flagged."
+    )
+    flag_policy = models.CharField(max_length=16, default="flag", db_default="flag")
+    flagged_share_to_exclude = models.FloatField(
+        null=True, blank=True, help_text="With flag_policy=exclude: the share that excludes."
+    )
+    max_concurrent_annotators = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most workers holding a lease at once."
+    )
+    max_lease_seconds = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Heartbeats extend a lease up to this (3 × lease)."
+    )
+    questionnaire = models.JSONField(default=list, blank=True, db_default=[])
+    repeat_every = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Show an earlier item again after about every R items."
+    )
+    invitations_required = models.BooleanField(
+        default=False, db_default=False, help_text="Refuse invitation links without a token."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -129,10 +173,23 @@ class Batch(models.Model):
                 condition=Q(annotations_per_item__gte=1), name="batch_n_positive"
             ),
             models.CheckConstraint(condition=Q(lease_seconds__gte=1), name="batch_lease_positive"),
+            models.CheckConstraint(
+                condition=Q(flag_policy__in=["flag", "exclude"]), name="batch_flag_policy_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_lease_seconds__isnull=True)
+                | Q(max_lease_seconds__gte=F("lease_seconds")),
+                name="batch_max_lease_not_below_lease",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.slug
+
+    @property
+    def lease_cap_seconds(self) -> int:
+        """How long heartbeats may keep one lease alive (default: 3 × the lease time)."""
+        return self.max_lease_seconds or 3 * self.lease_seconds
 
     @property
     def task_kind(self) -> TaskKind:
@@ -173,9 +230,16 @@ class Item(models.Model):
         null=True, blank=True, help_text="Accepted answers of an attention-check item."
     )
     metadata = models.JSONField(default=dict, blank=True)
+    is_check = models.BooleanField(
+        default=False, db_default=False, help_text="An attention check: never counted toward N."
+    )
     target = models.PositiveIntegerField(help_text="The batch's N, copied for the constraints.")
     reserved_count = models.PositiveIntegerField(default=0)
     counted_count = models.PositiveIntegerField(default=0)
+    # Of reserved_count, the slots of each presentation order of a pair (A first / B first):
+    # each order holds at most ceil(N / 2), so a complete item is balanced (|ab - ba| <= 1).
+    reserved_ab = models.PositiveIntegerField(default=0, db_default=0)
+    reserved_ba = models.PositiveIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [
@@ -186,6 +250,16 @@ class Item(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(reserved_count__lte=F("target")), name="item_reserved_within_n"
+            ),
+            models.CheckConstraint(
+                condition=Q(reserved_ab__lte=(F("target") + 1) / 2)
+                & Q(reserved_ba__lte=(F("target") + 1) / 2)
+                & Q(reserved_ab__lte=F("reserved_count") - F("reserved_ba")),
+                name="item_orders_balanced",
+            ),
+            models.CheckConstraint(
+                condition=Q(is_check=False) | Q(target=0, gold__isnull=False),
+                name="item_check_has_gold_and_no_slots",
             ),
             # one response, a pair, or none (kinds whose texts are in content)
             models.CheckConstraint(
@@ -261,6 +335,19 @@ class Participation(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     entry_params = models.JSONField(default=dict, blank=True)
     consented_at = models.DateTimeField(null=True, blank=True)
+    questionnaire_answers = models.JSONField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    # quality control: when the next attention check / repeated item is due (regular items
+    # done), and why the annotator was excluded when a policy did it
+    next_check_after = models.PositiveIntegerField(null=True, blank=True)
+    next_repeat_after = models.PositiveIntegerField(null=True, blank=True)
+    excluded_automatically = models.BooleanField(default=False, db_default=False)
+    exclusion_reason = models.TextField(blank=True, default="", db_default="")
+    # integrity: where the participation was opened, and the browser it is bound to
+    entry_ip = models.GenericIPAddressField(null=True, blank=True)
+    device_id = models.CharField(max_length=64, blank=True, default="", db_default="")
+    browser_key = models.CharField(max_length=64, blank=True, default="", db_default="")
+    browser_switches = models.PositiveIntegerField(default=0, db_default=0)
     first_seen_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(auto_now=True)
 
@@ -269,6 +356,10 @@ class Participation(models.Model):
             models.UniqueConstraint(
                 fields=["batch", "annotator"], name="participation_unique_annotator"
             )
+        ]
+        indexes = [
+            models.Index(fields=["batch", "entry_ip"], name="participation_batch_ip"),
+            models.Index(fields=["batch", "device_id"], name="participation_batch_device"),
         ]
 
     def __str__(self) -> str:
@@ -279,6 +370,19 @@ class AssignmentState(models.TextChoices):
     OPEN = "open", "Open (holds a slot)"
     EXPIRED = "expired", "Expired (slot given back)"
     SUBMITTED = "submitted", "Submitted"
+
+
+class Purpose(models.TextChoices):
+    """Why an item was handed out: only regular leases hold a slot of the item's N."""
+
+    REGULAR = "regular", "Regular item"
+    CHECK = "check", "Attention check"
+    REPEAT = "repeat", "Repeat of an item labelled earlier"
+
+
+class ShownOrder(models.TextChoices):
+    AB = "ab", "A shown first"
+    BA = "ba", "B shown first"
 
 
 class Assignment(models.Model):
@@ -296,14 +400,29 @@ class Assignment(models.Model):
     state = models.CharField(
         max_length=16, choices=AssignmentState.choices, default=AssignmentState.OPEN
     )
+    purpose = models.CharField(
+        max_length=16, choices=Purpose.choices, default=Purpose.REGULAR, db_default="regular"
+    )
+    shown_order = models.CharField(
+        max_length=2, choices=ShownOrder.choices, blank=True, default="", db_default=""
+    )
     leased_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
+            # one judgment per person and item; a repeat (shown again on purpose, never
+            # counted) is the only second look, and at most one per item
             models.UniqueConstraint(
-                fields=["annotator", "item"], name="assignment_once_per_annotator_item"
+                fields=["annotator", "item"],
+                condition=~Q(purpose="repeat"),
+                name="assignment_once_per_annotator_item",
+            ),
+            models.UniqueConstraint(
+                fields=["annotator", "item"],
+                condition=Q(purpose="repeat"),
+                name="assignment_one_repeat_per_annotator_item",
             ),
             models.UniqueConstraint(
                 fields=["annotator", "batch"],
@@ -312,6 +431,9 @@ class Assignment(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(state__in=AssignmentState.values), name="assignment_state_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(purpose__in=Purpose.values), name="assignment_purpose_known"
             ),
         ]
         indexes = [
@@ -326,6 +448,12 @@ class LabelStatus(models.TextChoices):
     COUNTED = "counted", "Counted"
     SURPLUS = "surplus", "Surplus (item was already full)"
     EXCLUDED = "excluded", "Excluded (annotator excluded)"
+    CHECK = "check", "Attention check (never counted)"
+    REPEAT = "repeat", "Repeat of an earlier item (never counted)"
+
+
+# The statuses of labels of regular items (what quotas and progress count).
+REGULAR_STATUSES = (LabelStatus.COUNTED, LabelStatus.SURPLUS, LabelStatus.EXCLUDED)
 
 
 # The value rule of each built-in kind, so that the database checks it too. A kind added
@@ -362,12 +490,32 @@ class Label(models.Model):
     text = models.TextField(null=True, blank=True)
     answer = models.CharField(max_length=200, null=True, blank=True)
     status = models.CharField(max_length=16, choices=LabelStatus.choices)
+    shown_order = models.CharField(
+        max_length=2, choices=ShownOrder.choices, blank=True, default="", db_default=""
+    )
+    check_passed = models.BooleanField(null=True, blank=True)
+    too_fast = models.BooleanField(default=False, db_default=False)
+    straightlined = models.BooleanField(default=False, db_default=False)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     submitted_at = models.DateTimeField()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["annotator", "item"], name="label_once_per_annotator"),
+            models.UniqueConstraint(
+                fields=["annotator", "item"],
+                condition=~Q(status="repeat"),
+                name="label_once_per_annotator",
+            ),
+            models.UniqueConstraint(
+                fields=["annotator", "item"],
+                condition=Q(status="repeat"),
+                name="label_one_repeat_per_annotator",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="check", check_passed__isnull=False)
+                | (~Q(status="check") & Q(check_passed__isnull=True)),
+                name="label_check_passed_only_on_checks",
+            ),
             models.CheckConstraint(condition=_label_value_rule(), name="label_value_fits_kind"),
             models.CheckConstraint(
                 condition=Q(status__in=LabelStatus.values), name="label_status_known"

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation import access, selectors
 from annotation.models import Batch, BatchState
@@ -45,6 +46,14 @@ STATE_ACTIONS = {
     ),
 }
 RESUME = ("Resume", "Resume this batch? Workers with the link can continue rating.")
+
+# The live panel's status line: what the batch's state means for the figures.
+LIVE_STATUS = {
+    BatchState.DRAFT: "Draft: not published, workers are turned away",
+    BatchState.LIVE: "Live: workers get items",
+    BatchState.PAUSED: "Paused: workers get no new items",
+    BatchState.CLOSED: "Closed: workers get no more items",
+}
 
 
 def _worker_links(request: HttpRequest, batch: Batch) -> list[dict]:
@@ -111,15 +120,20 @@ def render_batch_page(
     *,
     problems=None,
     upload_name="",
+    upload_subject="items",
     panel_state: dict | None = None,
     status=200,
 ) -> HttpResponse:
-    """The batch's overview page; ``problems`` lists a refused item upload's lines and
-    ``panel_state`` what another app's panel wants shown (e.g. a refused score upload)."""
+    """The batch's overview page. ``problems`` lists a refused upload's lines (of the
+    ``upload_subject`` file: items, or another app's, e.g. model scores), shown first on
+    the page; ``panel_state`` is what another app's panel wants shown."""
     figures = selectors.batch_dashboard(batch)
     context = {
         "batch": batch,
         "figures": figures,
+        "figures_at": timezone.now(),
+        "live_status": LIVE_STATUS.get(batch.state, batch.get_state_display()),
+        "live_status_texts": {str(state): text for state, text in LIVE_STATUS.items()},
         "percent_done": round(100 * figures["share_done"], 1),
         "progress_url": reverse("api-batch-progress", args=[batch.slug]),
         "worker_links": _worker_links(request, batch),
@@ -129,6 +143,7 @@ def render_batch_page(
         "consent_html": render_markdown(batch.consent_text),
         "problems": problems or [],
         "upload_name": upload_name,
+        "upload_subject": upload_subject,
         "panel_state": panel_state or {},
         **access.abilities(request.user),
     }
@@ -142,6 +157,7 @@ def register_extensions() -> None:
         Tab("Overview", "manage-batch", order=10),
         Tab("Annotators", "manage-annotators", order=20),
         Tab("Preview as a worker", "manage-batch-preview", order=30),
+        Tab("Invitations", "manage-batch-invitations", access.can_manage_batches, order=70),
         Tab("History", "manage-batch-history", order=80),
         Tab("Edit", "manage-batch-edit", access.can_manage_batches, order=90),
     ):

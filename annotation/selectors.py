@@ -1,20 +1,33 @@
 """Reads with non-trivial queries, shared by pages, API and commands."""
 
 import statistics
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, F, Max, Min, Q, Sum
 from django.utils import timezone
 
-from annotation.models import Assignment, Batch, Item, Label, LabelStatus, Participation
+from annotation.models import (
+    REGULAR_STATUSES,
+    Assignment,
+    AssignmentState,
+    Batch,
+    BatchState,
+    Item,
+    Label,
+    LabelStatus,
+    Participation,
+    Purpose,
+)
 
 ACTIVE_WINDOW = timedelta(minutes=10)
 RATE_WINDOW = timedelta(hours=1)
 
 
-def item_payload(item: Item, batch: Batch) -> dict:
-    """What a worker is shown for an item (its kind decides: ``TaskKind.payload``)."""
-    return batch.task_kind.payload(item, batch)
+def item_payload(item: Item, batch: Batch, assignment: Assignment | None = None) -> dict:
+    """What a worker is shown for an item (its kind decides: ``TaskKind.payload``), as
+    the lease presents it (e.g. the order of a pair)."""
+    presentation = {"shown_order": assignment.shown_order} if assignment is not None else {}
+    return batch.task_kind.payload(item, batch, presentation)
 
 
 def load_item_for_display(item_pk: int) -> Item:
@@ -26,22 +39,28 @@ def load_item_for_display(item_pk: int) -> Item:
 def batch_progress(batch: Batch) -> dict:
     """Counts of items by completion and of labels by status."""
     n = batch.annotations_per_item
-    items = batch.items.aggregate(
+    items = batch.items.filter(is_check=False).aggregate(
         total=Count("pk"),
         complete=Count("pk", filter=Q(counted_count__gte=n)),
         untouched=Count("pk", filter=Q(reserved_count=0, counted_count=0)),
     )
     labels = batch.labels.aggregate(
-        counted=Count("pk", filter=Q(status="counted")),
-        surplus=Count("pk", filter=Q(status="surplus")),
-        excluded=Count("pk", filter=Q(status="excluded")),
+        **{status: Count("pk", filter=Q(status=status)) for status in LabelStatus.values}
     )
     items["in_progress"] = items["total"] - items["complete"] - items["untouched"]
     return {"items": items, "labels": labels, "target_labels": items["total"] * n}
 
 
 def batch_dashboard(batch: Batch) -> dict:
-    """The live figures of the batch page and the progress endpoint."""
+    """The live figures of the batch page and the progress endpoint.
+
+    ``leases`` counts the open regular leases (each holds one of an item's N slots):
+    ``open`` ones still running, ``expired`` ones past their expiry whose slot goes back at
+    the next request for work. Of ``labels_remaining``, ``labels_held`` are held by those
+    leases and ``labels_unreserved`` by none. ``projected_finish_at`` is ``None`` whenever
+    no honest projection exists, and ``projection_note`` says why (or, with a projection,
+    what it rests on).
+    """
     now = timezone.now()
     figures = batch_progress(batch)
     counted = figures["labels"]["counted"]
@@ -60,6 +79,12 @@ def batch_dashboard(batch: Batch) -> dict:
     )
     last_activity = batch.labels.aggregate(last=Max("submitted_at"))["last"]
     remaining = max(figures["target_labels"] - counted, 0)
+    leases = _open_leases(batch, now)
+    free = batch.items.filter(is_check=False).aggregate(
+        free=Sum(F("target") - F("reserved_count"))
+    )["free"]
+    unreserved = min(max(free or 0, 0), remaining)
+    finish_at, note = _projection(batch, remaining, unreserved, leases, now)
     figures.update(
         {
             "batch": batch.slug,
@@ -71,7 +96,11 @@ def batch_dashboard(batch: Batch) -> dict:
             ),
             "last_activity_at": last_activity,
             "labels_remaining": remaining,
-            "projected_finish_at": _projected_finish(batch, remaining, now),
+            "labels_unreserved": unreserved,
+            "labels_held": remaining - unreserved,
+            "leases": leases,
+            "projected_finish_at": finish_at,
+            "projection_note": note,
             "share_done": round(counted / figures["target_labels"], 4)
             if figures["target_labels"]
             else 0.0,
@@ -80,50 +109,132 @@ def batch_dashboard(batch: Batch) -> dict:
     return figures
 
 
-def _projected_finish(batch: Batch, remaining: int, now):
-    """Now + remaining labels at the counted-label rate of the last hour (None if idle)."""
+def _open_leases(batch: Batch, now) -> dict:
+    """Open regular leases (the ones holding a slot), running and past their expiry."""
+    return Assignment.objects.filter(
+        batch=batch, state=AssignmentState.OPEN, purpose=Purpose.REGULAR
+    ).aggregate(
+        open=Count("pk", filter=Q(expires_at__gte=now)),
+        expired=Count("pk", filter=Q(expires_at__lt=now)),
+    )
+
+
+def _projection(
+    batch: Batch, remaining: int, unreserved: int, leases: dict, now
+) -> tuple[datetime | None, str | None]:
+    """When the batch will have all its labels, at the counted-label rate of the last hour.
+
+    No projection (``None``, with the reason) when nothing remains, when the batch hands
+    out no work (draft, paused, closed), when every remaining slot is held by a lease —
+    the finish then depends on those leases being answered or given back, which no rate
+    predicts — or when fewer than 2 labels were counted in the last hour.
+    """
     if remaining == 0:
-        return None
+        return None, "Every item has all its labels."
+    if batch.state != BatchState.LIVE:
+        return None, {
+            BatchState.DRAFT: "Not published yet: no projection.",
+            BatchState.PAUSED: "Paused: no projection while workers get no new items.",
+            BatchState.CLOSED: "Closed: no more items are handed out.",
+        }.get(batch.state, "No projection.")
+    expired = leases["expired"]
+    expired_note = (
+        f" ({expired} of them expired; their slots go back at the next request for work)"
+        if expired
+        else ""
+    )
+    if unreserved == 0:
+        return None, (
+            f"No projection: the remaining {_labels(remaining)} are all held by open leases"
+            f"{expired_note}, so the finish depends on those being answered or given back."
+        )
     recent = batch.labels.filter(
         status=LabelStatus.COUNTED, submitted_at__gte=now - RATE_WINDOW
     ).aggregate(n=Count("pk"), first=Min("submitted_at"))
     if recent["n"] < 2:
-        return None
+        return None, "No projection: fewer than 2 labels were counted in the last hour."
     span = max((now - recent["first"]).total_seconds(), 1.0)
-    return now + timedelta(seconds=remaining * span / recent["n"])
+    per_hour = recent["n"] * 3600 / span
+    held = remaining - unreserved
+    basis = f"At the last hour's pace ({per_hour:,.0f} labels an hour)"
+    if held:
+        basis += f"; {_labels(held)} held by open leases{expired_note}"
+    return now + timedelta(seconds=remaining * span / recent["n"]), basis + "."
+
+
+def _labels(count: int) -> str:
+    return f"{count} label" if count == 1 else f"{count} labels"
 
 
 def _empty_stats() -> dict:
     return {
         "durations": [],
-        LabelStatus.COUNTED: 0,
-        LabelStatus.SURPLUS: 0,
-        LabelStatus.EXCLUDED: 0,
+        **{status: 0 for status in LabelStatus.values},
         "checks_passed": 0,
         "checks_failed": 0,
+        "too_fast": 0,
+        "straightlined": 0,
         "last": None,
     }
 
 
+def sharing_groups(batch: Batch) -> dict[str, list[str]]:
+    """Annotators who entered from the same client address or the same browser (device
+    cookie): ``{group: [pseudonyms]}`` for groups of two or more, with neutral group
+    names (``address 1``, ``device 2``) so that no address is shown. A group is a hint
+    of one person posing as several, not proof (a lab or a household shares an address).
+    """
+    groups: dict[str, list[str]] = {}
+    for field, label in (("entry_ip", "address"), ("device_id", "device")):
+        members: dict[str, list[str]] = {}
+        rows = (
+            Participation.objects.filter(batch=batch)
+            .exclude(**{f"{field}__isnull": True})
+            .exclude(**{field: ""})
+            .order_by("pk")
+            .values_list(field, "annotator__pseudonym")
+        )
+        for value, pseudonym in rows:
+            members.setdefault(str(value), []).append(pseudonym)
+        shared = [names for names in members.values() if len(names) > 1]
+        for number, names in enumerate(shared, start=1):
+            groups[f"{label} {number}"] = names
+    return groups
+
+
 def annotator_rows(batch: Batch) -> list[dict]:
-    """One row per participant: labels by status, median time, attention checks, dates."""
+    """One row per participant: labels by status, median time, attention checks, quality
+    flags, exclusion (and whether a policy did it), questionnaire answers, dates.
+
+    ``n_labels`` and the median time cover the annotator's regular labels (counted,
+    surplus, excluded); attention checks and repeats are reported apart.
+    """
     participations = list(
         Participation.objects.filter(batch=batch).select_related("annotator").order_by("pk")
     )
     per_annotator: dict[int, dict] = {p.annotator_id: _empty_stats() for p in participations}
     labels = Label.objects.filter(batch=batch).values_list(
-        "annotator_id", "status", "duration_ms", "value", "item__gold", "submitted_at"
-    )
-    for annotator_id, status, duration, value, gold, submitted_at in labels.iterator(2000):
+        "annotator_id", "status", "duration_ms", "check_passed", "too_fast", "straightlined",
+        "submitted_at",
+    )  # fmt: skip
+    for annotator_id, status, duration, passed, fast, straight, submitted_at in labels.iterator(
+        2000
+    ):
         row = per_annotator.setdefault(annotator_id, _empty_stats())
         row[status] += 1
-        if duration is not None:
-            row["durations"].append(duration)
-        if gold is not None:
-            accepted = gold if isinstance(gold, list) else [gold]
-            row["checks_passed" if value in accepted else "checks_failed"] += 1
+        if status == LabelStatus.CHECK:
+            row["checks_passed" if passed else "checks_failed"] += 1
+        elif status in REGULAR_STATUSES:
+            if duration is not None:
+                row["durations"].append(duration)
+            row["too_fast"] += fast
+            row["straightlined"] += straight
         if row["last"] is None or submitted_at > row["last"]:
             row["last"] = submitted_at
+    shares: dict[str, list[str]] = {}
+    for group, names in sharing_groups(batch).items():
+        for name in names:
+            shares.setdefault(name, []).append(group)
     rows = []
     for participation in participations:
         stats = per_annotator[participation.annotator_id]
@@ -133,15 +244,23 @@ def annotator_rows(batch: Batch) -> list[dict]:
                 "platform": participation.annotator.platform,
                 "platform_id": participation.annotator.platform_id,
                 "status": participation.status,
+                "excluded_automatically": participation.excluded_automatically,
+                "exclusion_reason": participation.exclusion_reason,
                 "n_labels": stats["counted"] + stats["surplus"] + stats["excluded"],
                 "n_counted": stats["counted"],
                 "n_surplus": stats["surplus"],
                 "n_excluded": stats["excluded"],
+                "n_repeats": stats["repeat"],
                 "median_duration_ms": (
                     int(statistics.median(stats["durations"])) if stats["durations"] else None
                 ),
                 "attention_checks_passed": stats["checks_passed"],
                 "attention_checks_failed": stats["checks_failed"],
+                "flagged_too_fast": stats["too_fast"],
+                "flagged_straightlined": stats["straightlined"],
+                "questionnaire": participation.questionnaire_answers or {},
+                "shares": shares.get(participation.annotator.pseudonym, []),
+                "browser_switches": participation.browser_switches,
                 "first_seen_at": participation.first_seen_at,
                 "last_seen_at": max(
                     filter(None, [participation.last_seen_at, stats["last"]]),

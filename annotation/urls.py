@@ -5,6 +5,8 @@ from annotation.views import staff_pages, worker
 urlpatterns = [
     path("work/<slug:slug>/", worker.entry, name="work-entry"),
     path("work/<slug:slug>/consent", worker.consent, name="work-consent"),
+    path("work/<slug:slug>/questionnaire", worker.questionnaire, name="work-questionnaire"),
+    path("work/<slug:slug>/switch", worker.switch_browser, name="work-switch"),
     path("work/<slug:slug>/task", worker.task, name="work-task"),
     # admin pages for project admins and researchers (login + role)
     path("manage/", staff_pages.batch_list, name="manage-batches"),
@@ -15,7 +17,17 @@ urlpatterns = [
     path("manage/<slug:slug>/items", staff_pages.batch_upload, name="manage-batch-items"),
     path("manage/<slug:slug>/preview", staff_pages.batch_preview, name="manage-batch-preview"),
     path("manage/<slug:slug>/annotators", staff_pages.annotator_list, name="manage-annotators"),
+    path(
+        "manage/<slug:slug>/annotators/exclude-group",
+        staff_pages.annotators_exclude_group,
+        name="manage-annotators-exclude-group",
+    ),
     path("manage/<slug:slug>/history", staff_pages.batch_history, name="manage-batch-history"),
+    path(
+        "manage/<slug:slug>/invitations",
+        staff_pages.batch_invitations,
+        name="manage-batch-invitations",
+    ),
     path(
         "manage/<slug:slug>/annotators/<str:pseudonym>/exclude",
         staff_pages.annotator_exclude,

@@ -4,6 +4,8 @@ The entry page stores ``{batch slug: annotator pk}`` in the Django session; the 
 and the JSON API read it back. Crowdworkers have no Django login.
 """
 
+import secrets
+
 SESSION_KEY = "worker_annotators"
 
 
@@ -19,3 +21,23 @@ def annotator_for_batch(session, batch_slug: str) -> int | None:
 
 def annotator_pks(session) -> set[int]:
     return set(session.get(SESSION_KEY, {}).values())
+
+
+BROWSER_KEY = "worker_browsers"
+
+
+def browser_key(session, batch_slug: str) -> str:
+    """This browser's key for a batch (made on first use): a participation is bound to
+    the browser that opened it (``annotation.services.entry``)."""
+    keys = dict(session.get(BROWSER_KEY, {}))
+    if batch_slug not in keys:
+        keys[batch_slug] = secrets.token_urlsafe(24)
+        session[BROWSER_KEY] = keys
+    return keys[batch_slug]
+
+
+def forget(session, batch_slug: str) -> None:
+    """This browser no longer stands for anyone in the batch (the worker stopped here)."""
+    annotators = dict(session.get(SESSION_KEY, {}))
+    annotators.pop(batch_slug, None)
+    session[SESSION_KEY] = annotators

@@ -60,18 +60,34 @@ INSTALLED_APPS = [
     "core",
     "annotation",
     "analysis",
+    "diversity.census",
+    "diversity.genie",
     "demo",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # core.http: security headers on every answer, then the request guard (size caps, JSON
+    # depth, control characters) before anything reads the body; errors last (docs/API.md)
+    "core.http.headers.SecurityHeadersMiddleware",
+    "core.http.limits.RequestLimitsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.http.errors.ErrorResponseMiddleware",
+]
+
+# The task kinds this deployment offers (docs/KINDS.md), in the order the "New batch" form
+# lists them: the one place a kind is registered.
+TASK_KINDS = [
+    "annotation.kinds.absolute.AbsoluteKind",
+    "annotation.kinds.pairwise.PairwiseKind",
+    "annotation.kinds.short_text.ShortTextKind",
+    "annotation.kinds.similarity.SimilarityKind",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -117,6 +133,9 @@ def database_settings() -> dict:
 DATABASES = {"default": database_settings()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Logins are throttled per account and per client address (core.logins).
+AUTHENTICATION_BACKENDS = ["core.logins.backends.ThrottledModelBackend"]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -127,7 +146,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -154,6 +173,47 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 # Crowdworkers keep one session for a whole study; two weeks is Django's default.
 SESSION_COOKIE_AGE = int(os.environ.get("SESSION_COOKIE_AGE", str(14 * 24 * 3600)))
+# HSTS: browsers use HTTPS only, for a year, once they saw the header over HTTPS.
+SECURE_HSTS_SECONDS = int(os.environ.get("HSTS_SECONDS", "0" if DEBUG else str(365 * 24 * 3600)))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_flag("HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_flag("HSTS_PRELOAD", False)
+# Container and proxy health checks ask over plain HTTP from inside.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SILENCED_SYSTEM_CHECKS = []
+if not SECURE_HSTS_PRELOAD:
+    # Preloading is a separate, hard-to-undo decision (hstspreload.org); HSTS_PRELOAD=1.
+    SILENCED_SYSTEM_CHECKS.append("security.W021")
+
+# --- Limits (README, "Deployment"): what one request, upload or process may take.
+# Bodies other than uploads (JSON, forms): Django refuses more; the guard answers 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("REQUEST_MAX_BYTES", str(2_621_440)))
+# Multipart uploads (item and score files), checked from Content-Length before reading.
+UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(20 * 1024 * 1024)))
+# Deepest nesting of arrays/objects a JSON body may have (the label API needs 1).
+JSON_MAX_DEPTH = int(os.environ.get("JSON_MAX_DEPTH", "32"))
+# Memory each process may spend on rendered Markdown (annotation.rendering).
+MARKDOWN_CACHE_BYTES = int(os.environ.get("MARKDOWN_CACHE_BYTES", str(8 * 1024 * 1024)))
+# Login throttling: failures allowed per account and per client address in the window.
+LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5"))
+LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20"))
+LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
+# The request header that holds the client's address when a proxy is in front (the
+# compose file's nginx sets X-Real-IP); empty: the connection's address (REMOTE_ADDR).
+CLIENT_IP_HEADER = os.environ.get("CLIENT_IP_HEADER", "").strip()
+# A job not picked up by a worker within this time failed (lost in a broker outage);
+# one still running after JOB_RUNNING_TIMEOUT_SECONDS lost its worker.
+JOB_PENDING_TIMEOUT_SECONDS = int(os.environ.get("JOB_PENDING_TIMEOUT_SECONDS", "900"))
+JOB_RUNNING_TIMEOUT_SECONDS = int(os.environ.get("JOB_RUNNING_TIMEOUT_SECONDS", str(6 * 3600)))
+
+# Scripts, styles, fonts and images from this site only; no inline script (core.http).
+# MTurk's HIT is finished by a form posted to MTurk itself.
+CONTENT_SECURITY_POLICY = os.environ.get(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'; "
+    "form-action 'self' https://www.mturk.com https://workersandbox.mturk.com",
+)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -163,6 +223,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # JSON with a nesting limit (JSON_MAX_DEPTH), then DRF's form and multipart parsers
+    "DEFAULT_PARSER_CLASSES": [
+        "core.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
@@ -174,7 +240,28 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
+    # "state" names two choice sets: a batch's and a job's.
+    "ENUM_NAME_OVERRIDES": {
+        "BatchStateEnum": "annotation.models.BatchState",
+        "JobStateEnum": "core.models.Job.State",
+    },
+    # One tag per resource, in the order a study uses them; every operation names one.
+    "TAGS": [
+        {"name": "batches", "description": "Create batches, change settings and state, progress."},
+        {"name": "items", "description": "Upload a batch's items (all or nothing)."},
+        {"name": "annotators", "description": "Annotators' statistics; exclude and include."},
+        {"name": "exports", "description": "The labels: long, dense, annotators, data card."},
+        {"name": "scores", "description": "Import model scores; their coverage of a batch."},
+        {"name": "analyses", "description": "Run the analysis of ANALYSIS.md; its report."},
+        {"name": "jobs", "description": "Background jobs: state, progress, file."},
+        {"name": "history", "description": "A batch's audit trail."},
+        {"name": "worker", "description": "The crowdworker's page's own calls (session)."},
+    ],
 }
+
+# New study entries allowed per client address per hour (0 = no limit): one client
+# cannot mint many "independent" annotators (SPEC.md, "Integrity").
+ENTRY_RATE_LIMIT_PER_HOUR = int(os.environ.get("ENTRY_RATE_LIMIT_PER_HOUR", "0"))
 
 # Celery: with REDIS_URL the tasks go to a worker; without it they run in-process.
 REDIS_URL = os.environ.get("REDIS_URL", "").strip()
@@ -182,6 +269,28 @@ CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# A request that queues a job must not hang while Redis is down: connect within 2 s and
+# retry the publish once (core.jobs.queue then fails the job and answers 503).
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+    # how often a web process tries to (re)connect before publishing gives up
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 0.5,
+}
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
+CELERY_REDIS_SOCKET_TIMEOUT = 5
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"retry_policy": {"timeout": 2.0}}
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-leases": {
         "task": "annotation.tasks.expire_stale_leases",
@@ -191,6 +300,24 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.tasks.record_batch_statistics",
         "schedule": 300.0,
     },
+    "fail-stale-jobs": {"task": "core.tasks.fail_stale_jobs", "schedule": 60.0},
+    "clear-expired-sessions": {"task": "core.tasks.clear_expired_sessions", "schedule": 3600.0},
+}
+
+# The cache (login throttling, chart images) is shared by every web process: Redis when
+# REDIS_URL is set — a Redis outage then reads as an empty cache, never as an error —
+# and this process's memory otherwise.
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "core.cache.ResilientRedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "dj",
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
 }
 
 LOGGING = {

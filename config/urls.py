@@ -1,18 +1,41 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from config.health import healthz
+from config.favicon import favicon
+from config.health import healthz, readyz
+from core.http.headers import allow_inline_styles
+from core.logins.views import ThrottledLoginView
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
+    path("favicon.ico", favicon, name="favicon"),
+    # before annotation's /manage/<slug>/ pages, which would take /manage/census/ (and
+    # /manage/genie/) as a batch
+    path("", include("diversity.census.urls")),
+    path("", include("diversity.genie.urls")),
     path("", include("annotation.urls")),
     path("api/v1/", include("annotation.api.urls")),
     path("api/v1/", include("analysis.api.urls")),
     path("api/v1/", include("core.api.urls")),
     path("", include("analysis.urls")),
+    path("api/v1/", include("diversity.census.api.urls")),
+    path("api/v1/", include("diversity.genie.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # the split view serves Swagger UI's start-up script as a file (no inline script: CSP)
+    path(
+        "api/docs/",
+        allow_inline_styles(SpectacularSwaggerSplitView.as_view(url_name="schema")),
+        name="api-docs",
+    ),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
 ]
+
+# Errors outside views answer like errors inside them: JSON on the API, a page elsewhere.
+handler400 = "core.http.errors.bad_request"
+handler403 = "core.http.errors.permission_denied"
+handler404 = "core.http.errors.page_not_found"
+handler500 = "core.http.errors.server_error"

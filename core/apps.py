@@ -7,7 +7,12 @@ class CoreConfig(AppConfig):
     verbose_name = "Platform"
 
     def ready(self) -> None:
+        from django.contrib import admin
+
         from core import checks  # noqa: F401  (registers the system checks)
+        from core.logins import backends  # noqa: F401  (counts failed logins)
+        from core.logins.forms import ThrottledAdminAuthenticationForm
         from core.roles import ensure_roles
 
         post_migrate.connect(ensure_roles, dispatch_uid="core.ensure_roles")
+        admin.site.login_form = ThrottledAdminAuthenticationForm

@@ -31,3 +31,14 @@ class Unavailable(ServiceError):
     def __init__(self, state: str, message: str):
         super().__init__(message)
         self.state = state
+
+
+class TemporarilyUnavailable(ServiceError):
+    """A service the request needs (the database, the job queue) does not answer now.
+
+    Rendered as 503 with ``Retry-After: retry_after`` so that clients wait and try again.
+    """
+
+    def __init__(self, message: str, retry_after: int = 5):
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -20,7 +20,25 @@ def compose():
 
 
 def test_every_service_is_declared(compose):
-    assert set(compose["services"]) == {"web", "worker", "beat", "db", "redis"}
+    assert set(compose["services"]) == {"proxy", "web", "worker", "beat", "db", "redis"}
+
+
+def test_only_the_proxy_is_published(compose):
+    # gunicorn's sync workers must never face slow clients directly (deploy/nginx)
+    published = {name for name, service in compose["services"].items() if "ports" in service}
+    assert published == {"proxy"}
+    assert compose["services"]["proxy"]["ports"] == ["${PORT:-8000}:8080"]
+    mounts = compose["services"]["proxy"]["volumes"]
+    assert "./deploy/nginx/nginx.conf:/etc/nginx/nginx.conf:ro" in mounts
+    assert "deploy/gunicorn.conf.py" in compose["services"]["web"]["command"]
+
+
+def test_nginx_body_cap_sits_just_above_the_upload_cap(settings):
+    import re
+
+    config = (COMPOSE.parent / "deploy" / "nginx" / "nginx.conf").read_text()
+    megabytes = int(re.search(r"client_max_body_size (\d+)m;", config).group(1))
+    assert settings.UPLOAD_MAX_BYTES < megabytes * 1024 * 1024 <= 2 * settings.UPLOAD_MAX_BYTES
 
 
 @pytest.mark.parametrize("service", APP_SERVICES)
@@ -34,7 +52,7 @@ def test_app_services_get_the_required_environment(compose, service):
     assert compose["services"][service]["depends_on"]["db"]["condition"] == "service_healthy"
 
 
-@pytest.mark.parametrize("service", ["db", "redis", "web", "worker"])
+@pytest.mark.parametrize("service", ["db", "redis", "proxy", "web", "worker"])
 def test_services_have_healthchecks(compose, service):
     assert compose["services"][service]["healthcheck"]["test"]
 
@@ -53,4 +71,5 @@ def test_commands_point_at_real_entry_points(compose):
 @pytest.mark.django_db
 def test_health_endpoint_answers():
     response = Client().get("/healthz")
-    assert response.status_code == 200 and response.content == b"ok"
+    assert response.status_code == 200
+    assert response.json() == {"database": "ok", "broker": "in-process"}

@@ -7,15 +7,36 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.access import CanAnalyse
-from analysis.services.analyses import DEFAULT_RESAMPLES, latest_report, validate_settings
+from analysis.api.responses import REPORT_EXAMPLE, ReportResponse
+from analysis.services.analyses import (
+    DEFAULT_RESAMPLES,
+    latest_report,
+    validate_group_by,
+    validate_settings,
+)
 from annotation.models import Batch
 from core.api.jobs import start_job_response
+from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.errors import NotFound
 
 
-class AnalysisRequest(serializers.Serializer):
-    bootstrap = serializers.IntegerField(required=False, default=DEFAULT_RESAMPLES)
-    seed = serializers.IntegerField(required=False, default=0)
+class BatchAnalysisRequest(serializers.Serializer):
+    """The settings of a batch's analysis (the page's "Run analysis" form)."""
+
+    bootstrap = serializers.IntegerField(
+        required=False,
+        default=DEFAULT_RESAMPLES,
+        help_text="Bootstrap resamples for the 95 % intervals; 0 skips them.",
+    )
+    seed = serializers.IntegerField(
+        required=False, default=0, help_text="Same seed, same intervals."
+    )
+    group_by = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="A choice question of the batch's questionnaire to break figures down by.",
+    )
 
 
 class StartAnalysisView(APIView):
@@ -23,15 +44,27 @@ class StartAnalysisView(APIView):
 
     permission_classes = [CanAnalyse]
 
-    @extend_schema(request=AnalysisRequest, responses={202: dict})
+    @extend_schema(
+        tags=["analyses"],
+        summary="Start an analysis",
+        description=(
+            "Runs the analysis of ANALYSIS.md on the batch's counted labels and the scores "
+            "imported so far, as a job: answers 202 with the job; poll its `status_url`, "
+            "then read `GET …/report`."
+        ),
+        request=BatchAnalysisRequest,
+        responses={202: JobResponse, **error_responses(400, 401, 403, 404)},
+        examples=[JOB_EXAMPLE],
+    )
     def post(self, request, slug: str):
         batch = get_object_or_404(Batch, slug=slug)
-        settings = AnalysisRequest(data=request.data)
+        settings = BatchAnalysisRequest(data=request.data)
         settings.is_valid(raise_exception=True)
         bootstrap, seed = validate_settings(
             settings.validated_data["bootstrap"], settings.validated_data["seed"]
         )
-        params = {"bootstrap": bootstrap, "seed": seed}
+        group_by = validate_group_by(batch, settings.validated_data["group_by"])
+        params = {"bootstrap": bootstrap, "seed": seed, "group_by": group_by}
         return start_job_response(request, "analysis", batch, params)
 
 
@@ -40,7 +73,17 @@ class LatestReportView(APIView):
 
     permission_classes = [CanAnalyse]
 
-    @extend_schema(responses=dict)
+    @extend_schema(
+        tags=["analyses"],
+        summary="The newest analysis report",
+        description=(
+            "The report of the newest finished analysis (ANALYSIS.md, Report): per-item "
+            "figures, subsets, model–human correlations, agreement, annotators. 404 until "
+            "an analysis has finished."
+        ),
+        responses={200: ReportResponse, **error_responses(401, 403, 404)},
+        examples=[REPORT_EXAMPLE],
+    )
     def get(self, request, slug: str):
         batch = get_object_or_404(Batch, slug=slug)
         found = latest_report(batch)

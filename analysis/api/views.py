@@ -3,7 +3,7 @@
 import dataclasses
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -14,6 +14,7 @@ from analysis.access import CanAnalyse
 from analysis.models import ScoreKind
 from analysis.services.scores import import_scores
 from annotation.models import Batch
+from core.api.shapes import error_responses
 from core.audit import Actor
 from core.errors import InvalidInput
 
@@ -65,8 +66,28 @@ class ScoreImportView(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(
+        tags=["scores"],
+        summary="Import model scores",
+        description=(
+            "A .jsonl or .csv file of scores (FORMATS.md, Model scores) as multipart `file`, "
+            "keyed by `response_id` or by `item_id` (then name the `batch`). All or nothing: "
+            "400 with every `FILE:LINE: field: message` in `problems`."
+        ),
         request={"multipart/form-data": ScoreUpload},
-        responses={201: ScoreImportResult, 400: ImportProblems},
+        responses={201: ScoreImportResult, 400: ImportProblems, **error_responses(401, 403)},
+        examples=[
+            OpenApiExample(
+                "Two new sources",
+                value={
+                    "sources_created": 2,
+                    "sources_updated": 0,
+                    "scores_created": 1500,
+                    "scores_unchanged": 0,
+                },
+                response_only=True,
+                status_codes=["201"],
+            )
+        ],
     )
     def post(self, request):
         upload = request.FILES.get("file")
@@ -84,7 +105,15 @@ class ScoreSourcesView(APIView):
 
     permission_classes = [CanAnalyse]
 
-    @extend_schema(responses=SourceCoverageList)
+    @extend_schema(
+        tags=["scores"],
+        summary="Score sources covering a batch",
+        description=(
+            "Each score source that scores at least one of the batch's items, with how many "
+            "of the items it scores."
+        ),
+        responses={200: SourceCoverageList, **error_responses(401, 403, 404)},
+    )
     def get(self, request, slug: str):
         batch = get_object_or_404(Batch, slug=slug)
         return Response(selectors.coverage(batch))

@@ -9,6 +9,7 @@ from analysis.access import can_analyse
 from analysis.loading import load_batch, load_scores
 from analysis.reports import build_report
 from annotation.models import Batch
+from annotation.services.questionnaire import choice_questions
 from core.errors import InvalidInput
 from core.jobs.execution import JobProgress, job_files_dir
 from core.jobs.kinds import register_job_kind
@@ -23,13 +24,35 @@ def analyse_batch(
     *,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    group_by: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict:
-    """The report of ANALYSIS.md for the batch's counted labels and imported scores."""
+    """The report of ANALYSIS.md for the batch's counted labels and imported scores.
+
+    ``group_by`` names the questionnaire's choice question whose answers split the
+    annotators into groups (default: its first choice question).
+    """
+    if "ratings" not in batch.task_kind.analyses:
+        raise InvalidInput(
+            "batch", f"the ratings analysis does not apply to {batch.kind} batches"
+        )
     n_resamples, seed = validate_settings(n_resamples, seed)
+    group_by = validate_group_by(batch, group_by)
     arrays = load_batch(batch)
     sources = load_scores(batch, arrays)
-    return build_report(arrays, sources, n_resamples=n_resamples, seed=seed, progress=progress)
+    return build_report(
+        arrays, sources, n_resamples=n_resamples, seed=seed, group_by=group_by, progress=progress
+    )
+
+
+def validate_group_by(batch: Batch, group_by) -> str | None:
+    if group_by in (None, ""):
+        return None
+    known = [question["id"] for question in choice_questions(batch.questionnaire)]
+    if group_by not in known:
+        allowed = ", ".join(known) or "none: the batch has no choice question"
+        raise InvalidInput("group_by", f"{group_by!r} is not a choice question ({allowed})")
+    return group_by
 
 
 def validate_settings(n_resamples, seed) -> tuple[int, int]:
@@ -57,6 +80,7 @@ def run_analysis_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
         job.subject,
         n_resamples=params.get("bootstrap", DEFAULT_RESAMPLES),
         seed=params.get("seed", 0),
+        group_by=params.get("group_by"),
         progress=progress,
     )
     filename = f"{job.pk}-{job.subject.slug}-report.json"

@@ -34,6 +34,14 @@ from analysis.stats.agreement import (
     leave_one_out_means,
 )
 from analysis.stats.bootstrap import correlate_sources_subsets
+from analysis.stats.consistency import (
+    GroupFigures,
+    PositionBias,
+    RetestAgreement,
+    group_breakdown,
+    position_bias,
+    retest_agreement,
+)
 from analysis.stats.correlation import (
     BootstrapCorrelation,
     CorrelationResult,
@@ -77,6 +85,12 @@ from analysis.stats.subsets import (
 )
 
 __all__ = [
+    "GroupFigures",
+    "PositionBias",
+    "RetestAgreement",
+    "group_breakdown",
+    "position_bias",
+    "retest_agreement",
     # per item
     "ABSOLUTE_LABELS",
     "PAIRWISE_LABELS",

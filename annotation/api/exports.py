@@ -31,6 +31,7 @@ from annotation.services.exports.schema import (
     export_params,
 )
 from core.api.jobs import start_job_response
+from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.audit import Actor
 from core.errors import InvalidInput
 
@@ -97,6 +98,15 @@ class BatchExportView(APIView):
     content_negotiation_class = IgnoreFormatOverride
 
     @extend_schema(
+        tags=["exports"],
+        summary="Download a batch's labels",
+        description=(
+            "The export itself, streamed while it is written: one row per label (`long`, "
+            "counted only unless `all_statuses=1`), one row per item with its counted "
+            "labels as a list (`dense`), one row per annotator (`annotators`), or the "
+            "Markdown data card (`card`). Columns: FORMATS.md. For very large batches, "
+            "`POST …/export-jobs` prepares the file in the background."
+        ),
         parameters=EXPORT_PARAMETERS,
         responses={
             (200, CONTENT_TYPES["jsonl"].split(";")[0]): OpenApiResponse(
@@ -114,6 +124,7 @@ class BatchExportView(APIView):
             (400, "application/json"): OpenApiResponse(
                 ExportErrorSerializer, description="a bad parameter, named in detail and field"
             ),
+            **error_responses(401, 403, 404),
         },
     )
     def get(self, request, slug: str):
@@ -145,11 +156,19 @@ class ExportJobView(APIView):
     content_negotiation_class = IgnoreFormatOverride
 
     @extend_schema(
+        tags=["exports"],
+        summary="Prepare an export as a background job",
+        description=(
+            "The same export as `GET …/export`, written to a file by a job: answers 202 "
+            "with the job; poll its `status_url`, then fetch its `download_url`."
+        ),
         request=ExportJobRequest,
         responses={
-            202: OpenApiResponse(OpenApiTypes.OBJECT, description="the job (see /jobs/<id>)"),
+            202: OpenApiResponse(JobResponse, description="The job; poll its status_url."),
             400: ExportErrorSerializer,
+            **error_responses(401, 403, 404),
         },
+        examples=[JOB_EXAMPLE],
     )
     def post(self, request, slug: str):
         batch = _batch(slug)

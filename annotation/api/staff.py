@@ -7,7 +7,7 @@ Reading needs the researcher role, changing the admin role (``annotation.access`
 import dataclasses
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
@@ -15,12 +15,26 @@ from rest_framework.views import APIView
 
 from annotation import access, selectors
 from annotation.access import CanManageAnnotators, CanManageBatches, CanViewBatches
-from annotation.models import Annotator, Batch
+from annotation.api.responses import (
+    ANNOTATORS_EXAMPLE,
+    HISTORY_EXAMPLE,
+    IMPORT_EXAMPLE,
+    IMPORT_REFUSED_EXAMPLE,
+    PROGRESS_EXAMPLE,
+    AnnotatorResponse,
+    ExclusionResponse,
+    HistoryEventResponse,
+    ImportSummaryResponse,
+    ProgressResponse,
+)
+from annotation.models import Annotator, Batch, BatchState
 from annotation.services import annotators as annotator_services
 from annotation.services import batches as batch_services
+from annotation.services.batches import DESIGN_SETTINGS
 from annotation.services.import_jobs import save_upload
 from annotation.services.importing import import_items
 from core.api.jobs import start_job_response
+from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.audit import Actor, event_payload, history
 from core.errors import InvalidInput
 
@@ -42,6 +56,7 @@ class BatchSerializer(serializers.ModelSerializer):
             "quota_per_annotator",
             "completion_code",
             "completion_url",
+            *DESIGN_SETTINGS,
             "created_at",
             "published_at",
             "closed_at",
@@ -51,7 +66,24 @@ class BatchSerializer(serializers.ModelSerializer):
 
 
 class StateChange(serializers.Serializer):
-    state = serializers.ChoiceField(choices=["draft", "live", "paused", "closed"])
+    state = serializers.ChoiceField(
+        choices=BatchState.choices,
+        help_text="live publishes (or resumes), paused pauses, closed closes for good.",
+    )
+
+
+BATCH_EXAMPLE = OpenApiExample(
+    "A new absolute batch",
+    value={
+        "slug": "my-study",
+        "kind": "absolute",
+        "title": "Rate the answers",
+        "annotations_per_item": 25,
+        "lease_seconds": 600,
+        "instructions": "Rate each answer from **1** (very poor) to **5** (excellent).",
+    },
+    request_only=True,
+)
 
 
 def _batch(slug: str) -> Batch:
@@ -61,12 +93,28 @@ def _batch(slug: str) -> Batch:
 class BatchListView(APIView):
     permission_classes = [CanManageBatches]
 
-    @extend_schema(responses=BatchSerializer(many=True))
+    @extend_schema(
+        tags=["batches"],
+        summary="List batches",
+        description="Every batch, newest first, with its settings and state.",
+        responses={200: BatchSerializer(many=True), **error_responses(401, 403)},
+    )
     def get(self, request):
         batches = Batch.objects.order_by("-created_at")
         return Response(BatchSerializer(batches, many=True).data)
 
-    @extend_schema(request=BatchSerializer, responses={201: BatchSerializer})
+    @extend_schema(
+        tags=["batches"],
+        summary="Create a batch",
+        description=(
+            "A new batch in the draft state. `slug` and `kind` are fixed from now on; "
+            "unset settings take their defaults (N = 25, a 600 s lease, a random completion "
+            "code). Upload items next, then publish it (`POST …/state`)."
+        ),
+        request=BatchSerializer,
+        responses={201: BatchSerializer, **error_responses(400, 401, 403, 409)},
+        examples=[BATCH_EXAMPLE],
+    )
     def post(self, request):
         serializer = BatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -78,11 +126,26 @@ class BatchListView(APIView):
 class BatchDetailView(APIView):
     permission_classes = [CanManageBatches]
 
-    @extend_schema(responses=BatchSerializer)
+    @extend_schema(
+        tags=["batches"],
+        summary="Read a batch",
+        description="The batch's settings (N, lease time, quota, texts, codes), state and dates.",
+        responses={200: BatchSerializer, **error_responses(401, 403, 404)},
+    )
     def get(self, request, slug: str):
         return Response(BatchSerializer(_batch(slug)).data)
 
-    @extend_schema(request=BatchSerializer, responses=BatchSerializer)
+    @extend_schema(
+        tags=["batches"],
+        summary="Change a batch's settings",
+        description=(
+            "Send only what changes. `slug` and `kind` are fixed; N "
+            "(`annotations_per_item`) never goes below what an item already holds (counted "
+            "labels plus open leases): 409 then. Recorded in the batch's history."
+        ),
+        request=BatchSerializer,
+        responses={200: BatchSerializer, **error_responses(400, 401, 403, 404, 409)},
+    )
     def patch(self, request, slug: str):
         batch = _batch(slug)
         serializer = BatchSerializer(batch, data=request.data, partial=True)
@@ -98,7 +161,18 @@ class BatchDetailView(APIView):
 class BatchStateView(APIView):
     permission_classes = [CanManageBatches]
 
-    @extend_schema(request=StateChange, responses=BatchSerializer)
+    @extend_schema(
+        tags=["batches"],
+        summary="Publish, pause, resume or close a batch",
+        description=(
+            "draft → live ⇄ paused → closed (a draft may also close). Publishing needs at "
+            "least one item. A label for an item handed out before a pause or close is "
+            "still accepted. The same rules as the batch page and `manage.py batch_state`."
+        ),
+        request=StateChange,
+        responses={200: BatchSerializer, **error_responses(400, 401, 403, 404, 409)},
+        examples=[OpenApiExample("Publish", value={"state": "live"}, request_only=True)],
+    )
     def post(self, request, slug: str):
         change = StateChange(data=request.data)
         change.is_valid(raise_exception=True)
@@ -118,7 +192,18 @@ class BatchItemsView(APIView):
     permission_classes = [CanManageBatches]
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request={"multipart/form-data": ItemUpload}, responses={201: dict})
+    @extend_schema(
+        tags=["items"],
+        summary="Upload items",
+        description=(
+            "A .jsonl or .csv items file (FORMATS.md) as multipart `file`. All or nothing: "
+            "a file with any problem imports nothing and answers 400 with every problem as "
+            "`FILE:LINE: field: message` in `problems`. For big files use `…/import-jobs`."
+        ),
+        request={"multipart/form-data": ItemUpload},
+        responses={201: ImportSummaryResponse, **error_responses(400, 401, 403, 404, 409)},
+        examples=[IMPORT_EXAMPLE, IMPORT_REFUSED_EXAMPLE],
+    )
     def post(self, request, slug: str):
         upload = request.FILES.get("file")
         if upload is None:
@@ -139,7 +224,18 @@ class ImportJobView(APIView):
     permission_classes = [CanManageBatches]
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request={"multipart/form-data": ItemUpload}, responses={202: dict})
+    @extend_schema(
+        tags=["items"],
+        summary="Upload items as a background job",
+        description=(
+            "The same import as `…/items`, run as a job: answers 202 with the job at once; "
+            "poll its `status_url`. A refused file makes the job fail with "
+            "`result.problems` listing every `FILE:LINE: field: message`."
+        ),
+        request={"multipart/form-data": ItemUpload},
+        responses={202: JobResponse, **error_responses(400, 401, 403, 404)},
+        examples=[JOB_EXAMPLE],
+    )
     def post(self, request, slug: str):
         batch = _batch(slug)
         upload = request.FILES.get("file")
@@ -153,7 +249,18 @@ class ImportJobView(APIView):
 class BatchProgressView(APIView):
     permission_classes = [CanViewBatches]
 
-    @extend_schema(responses=dict)
+    @extend_schema(
+        tags=["batches"],
+        summary="A batch's live figures",
+        description=(
+            "Items complete / in progress / untouched, labels by status, open leases, "
+            "active annotators, median time per label and the projected finish (with "
+            "`projection_note` saying what it rests on, or why there is none). The batch "
+            "page polls this every few seconds."
+        ),
+        responses={200: ProgressResponse, **error_responses(401, 403, 404)},
+        examples=[PROGRESS_EXAMPLE],
+    )
     def get(self, request, slug: str):
         return Response(selectors.batch_dashboard(_batch(slug)))
 
@@ -163,7 +270,17 @@ class BatchAnnotatorsView(APIView):
 
     permission_classes = [CanViewBatches]
 
-    @extend_schema(responses=dict)
+    @extend_schema(
+        tags=["annotators"],
+        summary="A batch's annotators with their statistics",
+        description=(
+            "One row per annotator who entered the batch: labels by status, median time "
+            "per label, attention checks, first and last seen. `platform_id` (the "
+            "platform's own id) is shown to admins only."
+        ),
+        responses={200: AnnotatorResponse(many=True), **error_responses(401, 403, 404)},
+        examples=[ANNOTATORS_EXAMPLE],
+    )
     def get(self, request, slug: str):
         rows = selectors.annotator_rows(_batch(slug))
         if not access.can_manage_annotators(request.user):
@@ -177,7 +294,18 @@ class ExclusionView(APIView):
     parser_classes = [JSONParser, FormParser]
     include = False
 
-    @extend_schema(request=None, responses=dict)
+    @extend_schema(
+        tags=["annotators"],
+        summary="Exclude an annotator, or undo it",
+        description=(
+            "`…/exclude`: the annotator's labels in this batch stop counting (kept as "
+            "`excluded`) and their slots reopen, so every item still ends with N counted "
+            "labels. `…/include`: each excluded label counts again where its item still "
+            "has room, and becomes `surplus` where the slot was refilled meanwhile."
+        ),
+        request=None,
+        responses={200: ExclusionResponse, **error_responses(401, 403, 404, 409)},
+    )
     def post(self, request, slug: str, pseudonym: str):
         batch = _batch(slug)
         annotator = get_object_or_404(Annotator, pseudonym=pseudonym)
@@ -197,6 +325,15 @@ class BatchHistoryView(APIView):
 
     permission_classes = [CanViewBatches]
 
-    @extend_schema(responses=dict)
+    @extend_schema(
+        tags=["history"],
+        summary="A batch's audit trail",
+        description=(
+            "Every change to the batch, newest first: who (a user, the command line, the "
+            "system or a policy), when, what changed and why."
+        ),
+        responses={200: HistoryEventResponse(many=True), **error_responses(401, 403, 404)},
+        examples=[HISTORY_EXAMPLE],
+    )
     def get(self, request, slug: str):
         return Response([event_payload(event) for event in history(_batch(slug))])

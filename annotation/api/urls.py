@@ -10,6 +10,11 @@ urlpatterns = [
         worker.SubmitLabelView.as_view(),
         name="api-assignment-label",
     ),
+    path(
+        "assignments/<str:assignment_id>/heartbeat",
+        worker.HeartbeatView.as_view(),
+        name="api-assignment-heartbeat",
+    ),
     # researchers and admins (token or staff session)
     path("batches/", staff.BatchListView.as_view(), name="api-batches"),
     path("batches/<slug:slug>/", staff.BatchDetailView.as_view(), name="api-batch"),

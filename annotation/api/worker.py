@@ -1,5 +1,7 @@
 """The crowdworker JSON API used by the rating page (API.md, "Crowdworker JSON API")."""
 
+import uuid
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -10,8 +12,9 @@ from rest_framework.views import APIView
 
 from annotation import selectors, worker_session
 from annotation.models import Annotator, Batch, Participation
+from annotation.services.admission import completion
 from annotation.services.labelling import submit_label
-from annotation.services.leasing import lease_next_item
+from annotation.services.leasing import NoWorkReason, extend_lease, lease_next_item
 from core.errors import InvalidInput, NotFound
 
 
@@ -58,8 +61,10 @@ class NextItemResponse(serializers.Serializer):
     item = serializers.DictField(required=False)
     progress = serializers.DictField()
     reason = serializers.CharField(required=False)
+    retry_after = serializers.IntegerField(allow_null=True, required=False)
     completion_code = serializers.CharField(allow_null=True, required=False)
     completion_url = serializers.CharField(allow_null=True, required=False)
+    return_study = serializers.BooleanField(required=False)
 
 
 class NextItemView(WorkerAPIView):
@@ -70,38 +75,91 @@ class NextItemView(WorkerAPIView):
 
     def post(self, request, slug: str):
         batch = get_object_or_404(Batch, slug=slug)
-        annotator_pk = worker_session.annotator_for_batch(request.session, slug)
-        participation = Participation.objects.filter(batch=batch, annotator_id=annotator_pk).first()
-        if participation is None:
-            raise NotFound("You have not entered this batch; open its study link first.")
+        participation = _participation(request, batch)
         outcome = lease_next_item(batch, participation)
         progress = {
             "done": outcome.done,
             "quota": outcome.quota,
-            "total_items": batch.items.count(),
+            "total_items": batch.items.filter(is_check=False).count(),
         }
         if outcome.assignment is None:
-            finished = outcome.reason != "excluded"
-            return Response(
-                {
-                    "assignment": None,
-                    "reason": outcome.reason,
-                    "completion_code": batch.completion_code if finished else None,
-                    "completion_url": (batch.completion_url or None) if finished else None,
-                    "mturk_submit": mturk_submission(participation) if finished else None,
-                    "progress": progress,
-                }
-            )
+            body = {
+                "assignment": None,
+                "reason": outcome.reason,
+                "retry_after": outcome.retry_after,
+                "progress": progress,
+            }
+            if outcome.reason not in (NoWorkReason.WAIT, NoWorkReason.BUSY):
+                ending = completion(batch, participation, outcome.done)
+                body.update(
+                    {
+                        "completion_code": ending.code,
+                        "completion_url": ending.url,
+                        "return_study": ending.return_study,
+                        "mturk_submit": mturk_submission(participation) if ending.code else None,
+                    }
+                )
+            return Response(body)
         assignment = outcome.assignment
         item = selectors.load_item_for_display(assignment.item_id)
         return Response(
             {
                 "assignment": str(assignment.pk),
                 "expires_at": assignment.expires_at.isoformat(),
-                "item": selectors.item_payload(item, batch),
+                "heartbeat_seconds": heartbeat_interval(batch),
+                "item": selectors.item_payload(item, batch, assignment),
                 "progress": progress,
             }
         )
+
+
+def _participation(request, batch: Batch) -> Participation:
+    annotator_pk = worker_session.annotator_for_batch(request.session, batch.slug)
+    participation = Participation.objects.filter(batch=batch, annotator_id=annotator_pk).first()
+    if participation is None:
+        raise NotFound("You have not entered this batch; open its study link first.")
+    return participation
+
+
+# The page extends its lease this often while it is visible (at most every 30 s, and
+# well within the lease so that one missed beat does not lose it).
+HEARTBEAT_SECONDS = 30
+
+
+def heartbeat_interval(batch: Batch) -> int:
+    return max(1, min(HEARTBEAT_SECONDS, batch.lease_seconds // 3))
+
+
+class HeartbeatView(WorkerAPIView):
+    """Extend the lease while the page is visible (up to the batch's cap)."""
+
+    @extend_schema(
+        request=None,
+        responses={
+            (200, "application/json"): {
+                "type": "object",
+                "properties": {"expires_at": {"type": "string", "format": "date-time"}},
+            }
+        },
+    )
+    def post(self, request, assignment_id: str):
+        annotators = Annotator.objects.filter(pk__in=worker_session.annotator_pks(request.session))
+        last_error = NotFound("No such assignment.")
+        for annotator in annotators:
+            try:
+                assignment = extend_lease(annotator, _assignment_uuid(assignment_id))
+            except NotFound as missing:
+                last_error = missing
+                continue
+            return Response({"expires_at": assignment.expires_at.isoformat()})
+        raise last_error
+
+
+def _assignment_uuid(raw: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(raw))
+    except (ValueError, AttributeError, TypeError) as bad:
+        raise NotFound("No such assignment.") from bad
 
 
 # MTurk's ExternalQuestion passes turkSubmitTo; only its own hosts are trusted as targets.

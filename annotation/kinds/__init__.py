@@ -1,8 +1,8 @@
 """Task kinds as plug-ins: one module per kind, registered in one place.
 
 The kinds a deployment offers are listed in the ``TASK_KINDS`` setting (dotted paths of
-``TaskKind`` subclasses); ``get_kind(name)`` is how every part of the platform reaches a
-batch's kind. See ``docs/KINDS.md`` for adding one.
+``TaskKind`` subclasses, in ``config/settings.py``) and nowhere else; ``get_kind(name)`` is
+how every part of the platform reaches a batch's kind. See ``docs/KINDS.md`` for adding one.
 """
 
 from functools import lru_cache
@@ -13,14 +13,9 @@ from django.utils.module_loading import import_string
 from annotation.kinds.base import TaskKind
 from core.errors import InvalidInput
 
-DEFAULT_TASK_KINDS = [
-    "annotation.kinds.absolute.AbsoluteKind",
-    "annotation.kinds.pairwise.PairwiseKind",
-]
-
 
 def _configured() -> tuple[str, ...]:
-    return tuple(getattr(settings, "TASK_KINDS", DEFAULT_TASK_KINDS))
+    return tuple(settings.TASK_KINDS)
 
 
 @lru_cache(maxsize=8)

@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from annotation.rendering import render_markdown
 from core.errors import InvalidInput
 
-COLUMN_TYPES = ("string", "int", "int_list", "string_list")
+COLUMN_TYPES = ("string", "int", "float", "bool", "int_list", "string_list")
 
 
 @dataclass(frozen=True)
@@ -52,13 +52,34 @@ class ContentText:
 
 @dataclass(frozen=True)
 class KindSetting:
-    """A per-batch setting of a kind (kept in ``Batch.kind_settings``): a positive integer."""
+    """A per-batch setting of a kind (kept in ``Batch.kind_settings``): a positive integer
+    (at most ``maximum``), or, when ``choices`` is given, one of those names."""
 
     name: str
     label: str
-    default: int
+    default: int | str
     help: str = ""
     maximum: int | None = None
+    choices: tuple[str, ...] = ()
+
+    def clean(self, value: Any) -> int | str:
+        """The setting's value from what a form, a file or the API gave (``None`` or an
+        empty string: the default); ``InvalidInput`` names the setting when it is bad."""
+        if value is None or value == "":
+            return self.default
+        if self.choices:
+            if isinstance(value, str) and value.strip() in self.choices:
+                return value.strip()
+            raise InvalidInput(
+                self.name, f"must be one of {', '.join(self.choices)}, got {value!r}"
+            )
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidInput(self.name, f"must be a positive integer, got {value!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise InvalidInput(self.name, f"must be at most {self.maximum}")
+        return value
 
 
 @dataclass(frozen=True)
@@ -107,6 +128,8 @@ class TaskKind:
 
     def clean_settings(self, raw: dict | None) -> dict:
         """The kind's settings with defaults filled in; ``InvalidInput`` names a bad one."""
+        if raw is not None and not isinstance(raw, dict):
+            raise InvalidInput("kind_settings", "must be an object of the kind's settings")
         raw = dict(raw or {})
         known = {setting.name for setting in self.settings}
         unknown = sorted(set(raw) - known)
@@ -115,21 +138,15 @@ class TaskKind:
             raise InvalidInput(
                 unknown[0], f"is not a setting of {self.name} batches (they have: {allowed})"
             )
-        cleaned = {}
-        for setting in self.settings:
-            value = raw.get(setting.name, setting.default)
-            if value is None or value == "":
-                value = setting.default
-            if isinstance(value, str) and value.strip().isdigit():
-                value = int(value.strip())
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidInput(setting.name, f"must be a positive integer, got {value!r}")
-            if setting.maximum is not None and value > setting.maximum:
-                raise InvalidInput(setting.name, f"must be at most {setting.maximum}")
-            cleaned[setting.name] = value
-        return cleaned
+        return {setting.name: setting.clean(raw.get(setting.name)) for setting in self.settings}
 
-    def setting(self, batch, name: str) -> int:
+    def clean_settings_change(self, batch, wanted: dict) -> dict:
+        """The settings a batch that exists may change to (its current settings merged
+        with the change): ``clean_settings`` unless a kind refuses a change that would
+        make its stored labels inconsistent."""
+        return self.clean_settings(wanted)
+
+    def setting(self, batch, name: str) -> int | str:
         return self.clean_settings(batch.kind_settings).get(name)
 
     # ----------------------------------------------------------------- labels
@@ -147,6 +164,11 @@ class TaskKind:
 
     def passes_check(self, gold: Sequence, label: CleanLabel) -> bool:
         raise NotImplementedError
+
+    def canonical(self, label: CleanLabel, shown_order: str) -> CleanLabel:
+        """The label in the kind's stored terms, from the value as given on a page that
+        showed ``shown_order`` (kinds without presentation orders store it as given)."""
+        return label
 
     def same_label(self, first: CleanLabel, second: CleanLabel) -> bool:
         """Whether a resubmission repeats the stored label (an idempotent retry)."""

@@ -1,9 +1,22 @@
 """``pairwise``: (query, response A, response B) → +2 (A much better) … −2 (B much better).
 
-Labels are stored relative to the imported A and B (SPEC.md).
+Labels are stored relative to the imported A and B (SPEC.md). The page shows the two
+responses neutrally as "Response 1" and "Response 2", in the order the lease chose
+(``ab``: A first, ``ba``: B first; balanced across an item's annotators by the slots),
+and the worker's choice is relative to what was shown: +2 = "Response 1 is much better".
+``canonical`` turns it into the stored value.
 """
 
-from annotation.kinds.base import ChoiceKind, ExportColumn, ResponseSlot, Scale
+from annotation.kinds.base import ChoiceKind, CleanLabel, ExportColumn, ResponseSlot, Scale
+
+# the stored (canonical) values' meanings, for the data card and the analysis
+CANONICAL_MEANINGS = {
+    2: "A is much better",
+    1: "A is slightly better",
+    0: "About the same",
+    -1: "B is slightly better",
+    -2: "B is much better",
+}
 
 
 class PairwiseKind(ChoiceKind):
@@ -13,13 +26,14 @@ class PairwiseKind(ChoiceKind):
         ResponseSlot("response_a", "response_a_id", "response_a", "model_a"),
         ResponseSlot("response_b", "response_b_id", "response_b", "model_b"),
     )
+    # the buttons, relative to the order shown
     scale = Scale(
         (
-            (2, "A is much better"),
-            (1, "A is slightly better"),
+            (2, "Response 1 is much better"),
+            (1, "Response 1 is slightly better"),
             (0, "About the same"),
-            (-1, "B is slightly better"),
-            (-2, "B is much better"),
+            (-1, "Response 2 is slightly better"),
+            (-2, "Response 2 is much better"),
         )
     )
     question = "Which response is better?"
@@ -32,5 +46,42 @@ class PairwiseKind(ChoiceKind):
         ExportColumn("model_b", "string", "the model that wrote B", "response_b__model"),
         ExportColumn("response_b", "string", "response B's text", "response_b__text"),
     )
+    value_columns = (
+        ExportColumn(
+            "value", "int", "the preference, relative to the imported A and B (+2 = A)", "value"
+        ),
+    )
+    dense_columns = (
+        *ChoiceKind.dense_columns,
+        ExportColumn("shown_ab", "int", "counted labels given with A shown first"),
+        ExportColumn("shown_ba", "int", "counted labels given with B shown first"),
+    )
     analyses = ("ratings",)
     comparison = True
+
+    def canonical(self, label: CleanLabel, shown_order: str) -> CleanLabel:
+        if shown_order == "ba" and label.value is not None:
+            return CleanLabel(value=-label.value)
+        return label
+
+    def shown(self, label) -> str:
+        """The stored value as the worker chose it (relative to the order they saw)."""
+        value = -label.value if label.shown_order == "ba" else label.value
+        return str(value)
+
+    def payload(self, item, batch, presentation: dict | None = None) -> dict:
+        order = (presentation or {}).get("shown_order") or "ab"
+        return super().payload(item, batch, {"first_is_a": order != "ba"})
+
+    def dense_values(self, labels: list[dict]) -> dict:
+        return {
+            "labels": [label["value"] for label in labels],
+            "shown_ab": sum(label.get("shown_order") == "ab" for label in labels),
+            "shown_ba": sum(label.get("shown_order") == "ba" for label in labels),
+        }
+
+    def label_distribution(self, batch, counted: dict) -> list[tuple[str, str, int]]:
+        return [
+            (str(value), CANONICAL_MEANINGS[value], counted.get(value, 0))
+            for value in (2, 1, 0, -1, -2)
+        ]

@@ -12,11 +12,12 @@ from annotation.models import (
     Participation,
 )
 from annotation.services import slots
-from annotation.services.leasing import release_leases
+from annotation.services.leasing import LEASE_FIELDS, release_leases
 from core import audit
 from core.audit import Actor
 from core.errors import InvalidInput, NotFound
 from core.locking import lock_rows
+from core.text import check_text
 
 MAX_PLATFORM_ID_LENGTH = 200
 
@@ -26,6 +27,7 @@ def identify_annotator(platform: str, platform_id: str) -> Annotator:
     platform_id = (platform_id or "").strip()
     if not platform_id:
         raise InvalidInput("platform_id", "is empty")
+    check_text("platform_id", platform_id)  # PostgreSQL cannot store NUL; ids hold no controls
     if len(platform_id) > MAX_PLATFORM_ID_LENGTH:
         raise InvalidInput("platform_id", f"is longer than {MAX_PLATFORM_ID_LENGTH} characters")
     if platform not in Annotator.Platform.values:
@@ -42,23 +44,46 @@ def identify_annotator(platform: str, platform_id: str) -> Annotator:
 
 
 def join_batch(
-    batch: Batch, annotator: Annotator, entry_params: dict | None = None
+    batch: Batch,
+    annotator: Annotator,
+    entry_params: dict | None = None,
+    *,
+    client_ip: str | None = None,
+    device_id: str = "",
 ) -> Participation:
-    """Record that the annotator entered the batch (idempotent); keeps the first entry's params."""
+    """Record that the annotator entered the batch (idempotent); keeps the first entry's
+    params, client address and device cookie (the annotators page flags ids that share
+    an address or a device).
+
+    Raises ``InvalidInput`` naming an entry parameter (``STUDY_ID``, ``assignmentId``...)
+    that holds a control character.
+    """
+    for name, value in (entry_params or {}).items():
+        check_text("entry parameter name", str(name))
+        check_text(str(name), value)
     participation = Participation.objects.filter(batch=batch, annotator=annotator).first()
     if participation:
         return participation
     try:
         with transaction.atomic():
             return Participation.objects.create(
-                batch=batch, annotator=annotator, entry_params=entry_params or {}
+                batch=batch,
+                annotator=annotator,
+                entry_params=entry_params or {},
+                entry_ip=client_ip or None,
+                device_id=(device_id or "")[:64],
             )
     except IntegrityError:
         return Participation.objects.get(batch=batch, annotator=annotator)
 
 
 def exclude_annotator(
-    batch: Batch, annotator: Annotator, *, actor: Actor | None = None, reason: str = ""
+    batch: Batch,
+    annotator: Annotator,
+    *,
+    actor: Actor | None = None,
+    reason: str = "",
+    automatic: bool = False,
 ) -> int:
     """Exclude an annotator from a batch; returns how many of their labels it affected.
 
@@ -69,23 +94,25 @@ def exclude_annotator(
     with transaction.atomic():
         participation = _locked_participation(batch, annotator)
         participation.status = Participation.Status.EXCLUDED
-        participation.save(update_fields=["status"])
+        participation.excluded_automatically = automatic
+        participation.exclusion_reason = reason
+        participation.save(update_fields=["status", "excluded_automatically", "exclusion_reason"])
         open_leases = list(
             lock_rows(
                 Assignment.objects.filter(
                     batch=batch, annotator=annotator, state=AssignmentState.OPEN
                 )
-            ).values_list("pk", "item_id")
+            ).values_list(*LEASE_FIELDS)
         )
         if open_leases:
             release_leases(open_leases)
         counted = list(
             lock_rows(
                 Label.objects.filter(batch=batch, annotator=annotator, status=LabelStatus.COUNTED)
-            ).values_list("pk", "item_id")
+            ).values_list("pk", "item_id", "shown_order")
         )
-        Label.objects.filter(pk__in=[pk for pk, _ in counted]).update(status=LabelStatus.EXCLUDED)
-        slots.uncount(item_id for _, item_id in counted)
+        Label.objects.filter(pk__in=[row[0] for row in counted]).update(status=LabelStatus.EXCLUDED)
+        slots.uncount((item_id, order) for _, item_id, order in counted)
         audit.record(
             "annotator.exclude",
             subject=batch,
@@ -105,12 +132,15 @@ def include_annotator(
     with transaction.atomic():
         participation = _locked_participation(batch, annotator)
         participation.status = Participation.Status.ACTIVE
-        participation.save(update_fields=["status"])
+        participation.excluded_automatically = False
+        participation.exclusion_reason = ""
+        participation.save(update_fields=["status", "excluded_automatically", "exclusion_reason"])
         excluded = lock_rows(
             Label.objects.filter(batch=batch, annotator=annotator, status=LabelStatus.EXCLUDED)
         ).order_by("item_id")
-        for label_pk, item_id in excluded.values_list("pk", "item_id"):
-            status = LabelStatus.COUNTED if slots.count_if_room(item_id) else LabelStatus.SURPLUS
+        for label_pk, item_id, order in excluded.values_list("pk", "item_id", "shown_order"):
+            counts = slots.count_if_room(item_id, order)
+            status = LabelStatus.COUNTED if counts else LabelStatus.SURPLUS
             Label.objects.filter(pk=label_pk).update(status=status)
             outcome[status] += 1
         audit.record(
@@ -129,3 +159,21 @@ def _locked_participation(batch: Batch, annotator: Annotator) -> Participation:
     if participation is None:
         raise NotFound(f"annotator: {annotator.pseudonym} has not taken part in {batch.slug}")
     return participation
+
+
+def exclude_group(
+    batch: Batch, pseudonyms: list[str], *, actor: Actor | None = None, reason: str = ""
+) -> dict[str, int]:
+    """Exclude several annotators at once (e.g. ids that share an address or a device);
+    returns how many labels each lost. Those already excluded are left as they are."""
+    affected = {}
+    annotators = Annotator.objects.filter(
+        pseudonym__in=pseudonyms,
+        participations__batch=batch,
+        participations__status=Participation.Status.ACTIVE,
+    )
+    for annotator in annotators.order_by("pk"):
+        affected[annotator.pseudonym] = exclude_annotator(
+            batch, annotator, actor=actor, reason=reason
+        )
+    return affected

@@ -1,7 +1,13 @@
-"""Creating batches, changing their settings and moving them through their states."""
+"""Creating batches, changing their settings and moving them through their states.
+
+The rules a batch's settings obey live here (``validate_settings``), so the pages, the
+API, Django's admin and the command line accept and refuse exactly the same values.
+"""
 
 import re
 
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 
@@ -12,12 +18,24 @@ from annotation.models import (
     Batch,
     BatchState,
 )
-from annotation.services import slots
+from annotation.services import questionnaire, slots
 from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
+from core.text import check_text
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
+# Staff pages of other parts of the site live beside the batches under /manage/.
+RESERVED_SLUGS = {"census", "genie", "corpora", "corpus"}
+
+# The database's limits (PositiveIntegerField, the columns' max_length) and the pages'.
+MAX_INTEGER = 2_147_483_647
+MAX_TITLE_CHARS = 300
+MAX_CODE_CHARS = 100
+MAX_URL_CHARS = 500
+MAX_BUTTON_TEXT_CHARS = 100
+MAX_MARKDOWN_CHARS = 100_000
+URL_SCHEMES = ["http", "https"]
 
 # state -> states it may move to
 TRANSITIONS: dict[str, set[str]] = {
@@ -43,17 +61,37 @@ def create_batch(
     scale_labels: dict | None = None,
     kind_settings: dict | None = None,
     actor: Actor | None = None,
+    **design,
 ) -> Batch:
-    if not SLUG_PATTERN.match(slug or ""):
+    """Create a draft batch. ``design`` holds the study-design and quality settings
+    (``DESIGN_SETTINGS``: attention checks, flags, admission, heartbeat cap,
+    questionnaire, repeats); every value is checked here, whatever the interface."""
+    unknown = sorted(set(design) - set(DESIGN_SETTINGS))
+    if unknown:
+        raise InvalidInput(unknown[0], "is not a batch setting")
+    if not isinstance(slug, str) or not SLUG_PATTERN.match(slug):
         raise InvalidInput(
             "slug", f"{slug!r} must be lower-case letters, digits and hyphens (at most 100)"
         )
+    if slug in RESERVED_SLUGS:
+        raise InvalidInput("slug", f"{slug!r} is taken by a page of the site; choose another")
     task_kind = get_kind(kind)
     kind_settings = task_kind.clean_settings(kind_settings)
-    _check_positive("annotations_per_item", annotations_per_item)
-    _check_positive("lease_seconds", lease_seconds)
-    if quota_per_annotator is not None:
-        _check_positive("quota_per_annotator", quota_per_annotator)
+    validate_settings(
+        {
+            "title": title,
+            "annotations_per_item": annotations_per_item,
+            "instructions": instructions,
+            "consent_text": consent_text,
+            "lease_seconds": lease_seconds,
+            "quota_per_annotator": quota_per_annotator,
+            "completion_code": completion_code,
+            "completion_url": completion_url,
+            "scale_labels": scale_labels or {},
+        },
+        task_kind,
+    )
+    design = clean_design({**DESIGN_DEFAULTS, **design}, lease_seconds=lease_seconds)
     if Batch.objects.filter(slug=slug).exists():
         raise Conflict(f"slug: a batch {slug!r} already exists")
     batch = Batch(
@@ -68,6 +106,7 @@ def create_batch(
         completion_url=completion_url,
         scale_labels=scale_labels or {},
         kind_settings=kind_settings,
+        **design,
     )
     if completion_code:
         batch.completion_code = completion_code
@@ -116,6 +155,13 @@ def change_state(batch: Batch, new_state: str, *, actor: Actor | None = None) ->
     return batch
 
 
+def state_change_summary(batch: Batch, previous_state: str) -> str:
+    """What the page and ``manage.py batch_state`` say after ``change_state``."""
+    if batch.state == previous_state:
+        return f"Batch {batch.slug} is already {batch.get_state_display()}; nothing changed."
+    return f"Batch {batch.slug} is now {batch.get_state_display()}."
+
+
 def set_annotations_per_item(
     batch: Batch, annotations_per_item: int, *, actor: Actor | None = None
 ) -> Batch:
@@ -137,6 +183,164 @@ def _set_annotations_per_item(batch: Batch, annotations_per_item: int) -> Batch:
 def _check_positive(field: str, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise InvalidInput(field, f"must be a positive integer, got {value!r}")
+    if value > MAX_INTEGER:
+        raise InvalidInput(field, f"must be at most {MAX_INTEGER}, got {value!r}")
+
+
+def _check_line(field: str, value, max_chars: int) -> None:
+    """A one-line text: a string, at most ``max_chars``, no control characters."""
+    if not isinstance(value, str):
+        raise InvalidInput(field, "must be text")
+    if len(value) > max_chars:
+        raise InvalidInput(field, f"is {len(value)} characters long; at most {max_chars}")
+    check_text(field, value)
+
+
+def _check_markdown(field: str, value) -> None:
+    if not isinstance(value, str):
+        raise InvalidInput(field, "must be text")
+    if len(value) > MAX_MARKDOWN_CHARS:
+        raise InvalidInput(field, f"is {len(value)} characters long; at most {MAX_MARKDOWN_CHARS}")
+    check_text(field, value, multiline=True)
+
+
+def _check_url(field: str, value) -> None:
+    """Empty, or an http(s) address: the end page's button leads there, so a
+    ``javascript:`` or ``data:`` URL would run in the worker's page."""
+    _check_line(field, value, MAX_URL_CHARS)
+    if not value:
+        return
+    try:
+        URLValidator(schemes=URL_SCHEMES)(value)
+    except ValidationError as error:
+        raise InvalidInput(
+            field, f"{value[:80]!r} is not a web address (http:// or https:// only)"
+        ) from error
+
+
+def _check_scale_labels(kind, value) -> None:
+    """``{"<label value>": "button text"}`` for the kind's own label values."""
+    if not isinstance(value, dict):
+        raise InvalidInput("scale_labels", "must be an object mapping label value to text")
+    defaults = kind.default_texts() if hasattr(kind, "default_texts") else {}
+    for key, text in value.items():
+        field = f"scale_labels.{key}"
+        if not str(key).lstrip("+-").isdigit() or int(key) not in defaults:
+            allowed = ", ".join(str(label) for label in defaults) or "none for this kind"
+            raise InvalidInput(field, f"is not a label value of this kind ({allowed})")
+        _check_line(field, text, MAX_BUTTON_TEXT_CHARS)
+
+
+def _check_quota(field: str, value) -> None:
+    if value is not None:
+        _check_positive(field, value)
+
+
+SETTING_RULES = {
+    "title": lambda field, value: _check_line(field, value, MAX_TITLE_CHARS),
+    "annotations_per_item": _check_positive,
+    "lease_seconds": _check_positive,
+    "quota_per_annotator": _check_quota,
+    "instructions": _check_markdown,
+    "consent_text": _check_markdown,
+    "completion_code": lambda field, value: _check_line(field, value, MAX_CODE_CHARS),
+    "completion_url": _check_url,
+}
+
+
+def validate_settings(values: dict, kind) -> None:
+    """Raise ``InvalidInput`` naming the first of ``values`` (batch settings by field
+    name) that breaks its rule; ``kind`` (a ``TaskKind``) judges ``scale_labels``."""
+    for field, value in values.items():
+        rule = SETTING_RULES.get(field)
+        if rule is not None:
+            rule(field, value)
+    if "scale_labels" in values:
+        _check_scale_labels(kind, values["scale_labels"])
+
+
+def _check_optional_positive(field: str, value) -> None:
+    if value is not None:
+        _check_positive(field, value)
+
+
+def _check_code(field: str, value) -> None:
+    _check_line(field, value, MAX_CODE_CHARS)
+
+
+def _check_flag_policy(field: str, value) -> None:
+    if value not in FLAG_POLICIES:
+        raise InvalidInput(field, f"must be one of {', '.join(FLAG_POLICIES)}, got {value!r}")
+
+
+def _check_share(field: str, value) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise InvalidInput(field, f"must be a share between 0 and 1, got {value!r}")
+
+
+def _check_flag(field: str, value) -> None:
+    if not isinstance(value, bool):
+        raise InvalidInput(field, f"must be true or false, got {value!r}")
+
+
+FLAG_POLICIES = ("flag", "exclude")
+# The study-design and quality-control settings (SPEC.md, "Measurement validity"): each
+# with its rule and its default. The same names in the API, on the pages and as flags of
+# ``create_batch``.
+DESIGN_SETTINGS = {
+    "check_every": _check_optional_positive,
+    "exclude_after_failed_checks": _check_optional_positive,
+    "screen_out_code": _check_code,
+    "full_code": _check_code,
+    "min_seconds_per_item": _check_optional_positive,
+    "straightline_run": _check_optional_positive,
+    "flag_policy": _check_flag_policy,
+    "flagged_share_to_exclude": _check_share,
+    "max_concurrent_annotators": _check_optional_positive,
+    "max_lease_seconds": _check_optional_positive,
+    "questionnaire": None,  # questionnaire.clean_definition
+    "repeat_every": _check_optional_positive,
+    "invitations_required": _check_flag,
+}
+DESIGN_DEFAULTS = {
+    "check_every": None,
+    "exclude_after_failed_checks": None,
+    "screen_out_code": "",
+    "full_code": "",
+    "min_seconds_per_item": None,
+    "straightline_run": None,
+    "flag_policy": "flag",
+    "flagged_share_to_exclude": None,
+    "max_concurrent_annotators": None,
+    "max_lease_seconds": None,
+    "questionnaire": [],
+    "repeat_every": None,
+    "invitations_required": False,
+}
+
+
+def clean_design(values: dict, *, lease_seconds: int) -> dict:
+    """The design settings in ``values``, checked; ``InvalidInput`` names the field."""
+    cleaned = {}
+    for field, value in values.items():
+        if field == "questionnaire":
+            cleaned[field] = questionnaire.clean_definition(value)
+            continue
+        DESIGN_SETTINGS[field](field, value)
+        cleaned[field] = value
+    cap = cleaned.get("max_lease_seconds")
+    if cap is not None and cap < lease_seconds:
+        raise InvalidInput(
+            "max_lease_seconds", f"must be at least the lease time ({lease_seconds} s)"
+        )
+    policy = cleaned.get("flag_policy")
+    if policy == "exclude" and cleaned.get("flagged_share_to_exclude") is None:
+        raise InvalidInput(
+            "flagged_share_to_exclude", "is needed when flag_policy is exclude (e.g. 0.5)"
+        )
+    return cleaned
 
 
 # Settings whose values the audit trail records at creation and on every edit.
@@ -152,9 +356,11 @@ AUDITED_SETTINGS = [
     "completion_url",
     "scale_labels",
     "kind_settings",
+    *DESIGN_SETTINGS,
 ]
 
 EDITABLE_FIELDS = {
+    *DESIGN_SETTINGS,
     "title",
     "instructions",
     "consent_text",
@@ -172,21 +378,22 @@ def update_batch(batch: Batch, changes: dict, *, actor: Actor | None = None) -> 
     unknown = set(changes) - EDITABLE_FIELDS - {"annotations_per_item"}
     if unknown:
         raise InvalidInput(sorted(unknown)[0], "cannot be changed here")
-    if "lease_seconds" in changes:
-        _check_positive("lease_seconds", changes["lease_seconds"])
-    if changes.get("quota_per_annotator") is not None:
-        _check_positive("quota_per_annotator", changes["quota_per_annotator"])
+    validate_settings(changes, batch.task_kind)
+    design = {field: changes[field] for field in changes if field in DESIGN_SETTINGS}
+    if design or "lease_seconds" in changes:
+        current = {field: getattr(batch, field) for field in DESIGN_SETTINGS}
+        lease = changes.get("lease_seconds", batch.lease_seconds)
+        checked = clean_design({**current, **design}, lease_seconds=lease)
+        changes = {**changes, **{field: checked[field] for field in design}}
     if "title" in changes and not str(changes["title"]).strip():
         raise InvalidInput("title", "must not be empty")
     if "completion_code" in changes and not str(changes["completion_code"]).strip():
         raise InvalidInput("completion_code", "must not be empty")
-    if "scale_labels" in changes and not isinstance(changes["scale_labels"], dict):
-        raise InvalidInput("scale_labels", "must be an object mapping label value to text")
     if "kind_settings" in changes:
         if not isinstance(changes["kind_settings"], dict):
             raise InvalidInput("kind_settings", "must be an object of the kind's settings")
         merged = {**(batch.kind_settings or {}), **changes["kind_settings"]}
-        changes = {**changes, "kind_settings": batch.task_kind.clean_settings(merged)}
+        changes = {**changes, "kind_settings": batch.task_kind.clean_settings_change(batch, merged)}
     with transaction.atomic():
         before = Batch.objects.select_for_update().get(pk=batch.pk)
         before_values = {name: getattr(before, name) for name in AUDITED_SETTINGS}

@@ -71,7 +71,7 @@ class _Layout:
     @classmethod
     def of(cls, kind: TaskKind) -> "_Layout":
         required = ["item_id", "query_id", "query"]
-        known = {"item_id", "query_id", "query", "category", "gold"}
+        known = {"item_id", "query_id", "query", "category", "gold", "check"}
         for slot in kind.response_slots:
             required += [slot.id_key, slot.text_key]
             known.update((slot.id_key, slot.text_key, slot.model_key))
@@ -146,8 +146,8 @@ class _Plan:
     name: str
     queries: dict[str, _QueryEntry]
     responses: dict[str, _ResponseEntry]
-    # (item_id, query_id, response ids, content, gold, metadata), in file order
-    items: list[tuple[str, str, tuple[str, ...], dict, list | None, dict]]
+    # (item_id, query_id, response ids, content, gold, is_check, metadata), in file order
+    items: list[tuple[str, str, tuple[str, ...], dict, list | None, bool, dict]]
 
 
 class _Validator:
@@ -186,6 +186,9 @@ class _Validator:
         ]
         content = {key: self._text(line, row, key) for key in self.layout.contents}
         gold = self._gold(line, row)
+        is_check = self._check(line, row)
+        if is_check and row.get("gold") in (None, ""):
+            problems.add(line, "gold", "an attention check (check: true) needs its gold answer")
         metadata = {key: value for key, value in row.items() if key not in self.layout.known}
         for key, value in metadata.items():
             problem = _unstorable(key) or _unstorable_json(value)
@@ -240,7 +243,9 @@ class _Validator:
 
         if problems.count == 0:
             response_ids = tuple(slot[1] for slot in slots)
-            self.items.append((item_id, query_id, response_ids, content, gold, metadata))
+            self.items.append(
+                (item_id, query_id, response_ids, content, gold, bool(is_check), metadata)
+            )
         elif self.items:
             self.items = []  # the import is rejected: stop holding rows for the insert
 
@@ -287,6 +292,22 @@ class _Validator:
             self.problems.add(line, key, problem)
             return None
         return value
+
+    def _check(self, line: int, row: dict) -> bool | None:
+        """The ``check`` flag: true/false (JSON), or true/false/1/0/yes/no/empty (CSV)."""
+        value = row.get("check")
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in ("", "false", "0", "no"):
+                return False
+            if word in ("true", "1", "yes"):
+                return True
+        self.problems.add(line, "check", f"{value!r} is not true or false")
+        return None
 
     def _gold(self, line: int, row: dict) -> list | None:
         """The accepted answers of an attention check, checked by the batch's kind."""
@@ -505,14 +526,14 @@ def _create_items(batch: Batch, plan: _Plan) -> int:
             *link_fields,
             "content",
             "gold",
+            "is_check",
             "metadata",
             *slots.NEW_ITEM_COUNTER_COLUMNS,
         ],
     )
-    counters = slots.new_item_counters(batch)
     for start in range(0, len(plan.items), BULK_BATCH_SIZE):
         rows = []
-        for item_id, query_id, response_ids, content, gold, metadata in plan.items[
+        for item_id, query_id, response_ids, content, gold, is_check, metadata in plan.items[
             start : start + BULK_BATCH_SIZE
         ]:
             rows.append(
@@ -524,8 +545,9 @@ def _create_items(batch: Batch, plan: _Plan) -> int:
                     *[responses[response_id].pk for response_id in response_ids],
                     content,
                     gold,
+                    is_check,
                     metadata,
-                    *counters,
+                    *slots.new_item_counters(batch, is_check=is_check),
                 ]
             )
             position += 1

@@ -12,11 +12,13 @@ from annotation.models import (
     Annotator,
     Assignment,
     AssignmentState,
+    Item,
     Label,
     LabelStatus,
     Participation,
+    Purpose,
 )
-from annotation.services import slots
+from annotation.services import policies, quality, slots
 from core.errors import Conflict, InvalidInput, NotFound
 from core.locking import lock_rows
 
@@ -40,11 +42,19 @@ def submit_label(
     """Store the annotator's label for their assignment.
 
     * an open lease: counted (its slot was reserved when it was leased);
-    * an expired lease: counted if the item still has room, otherwise ``surplus``;
+    * an expired lease: counted if the item still has room (a pair: room in the order it
+      was shown), otherwise ``surplus``;
     * an annotator excluded from the batch: stored as ``excluded``;
+    * an attention check: ``check``, with ``check_passed``; a repeat: ``repeat`` (neither
+      ever counts);
     * the same value again: the earlier outcome (an idempotent retry);
     * a different value again: ``Conflict``. A batch paused or closed since the lease
       was handed out still accepts the label: nothing a worker did is thrown away.
+
+    ``value`` is as the worker gave it, relative to what was shown; it is stored in the
+    kind's canonical terms (a pair: relative to the imported A and B) with the order shown.
+    After the label is stored, the batch's quality policies may exclude the annotator
+    (``policies.apply_policies``, in its own transaction).
     """
     now = now or timezone.now()
     assignment_uuid = _parse_assignment_id(assignment_id)
@@ -58,7 +68,7 @@ def submit_label(
             raise NotFound("No such assignment.")
         batch = assignment.batch
         kind = batch.task_kind
-        clean = kind.clean_label(batch, value)
+        clean = kind.canonical(kind.clean_label(batch, value), assignment.shown_order)
         duration_ms = _validate_duration(duration_ms)
         if assignment.state == AssignmentState.SUBMITTED:
             earlier = Label.objects.get(assignment=assignment)
@@ -68,7 +78,16 @@ def submit_label(
                     "a label cannot be changed"
                 )
             return SubmitOutcome(earlier.status, False, earlier)
-        status = _claim_count(assignment)
+        check_passed, too_fast, straightlined = None, False, False
+        if assignment.purpose == Purpose.CHECK:
+            status = LabelStatus.CHECK
+            gold = Item.objects.filter(pk=assignment.item_id).values_list("gold", flat=True)
+            check_passed = kind.passes_check(gold.get() or [], clean)
+        elif assignment.purpose == Purpose.REPEAT:
+            status = LabelStatus.REPEAT
+        else:
+            status = _claim_count(assignment)
+            too_fast, straightlined = quality.flags(batch, annotator.pk, clean.value, duration_ms)
         label = Label.objects.create(
             assignment=assignment,
             batch_id=assignment.batch_id,
@@ -79,12 +98,18 @@ def submit_label(
             text=clean.text,
             answer=clean.answer,
             status=status,
+            shown_order=assignment.shown_order,
+            check_passed=check_passed,
+            too_fast=too_fast,
+            straightlined=straightlined,
             duration_ms=duration_ms,
             submitted_at=now,
         )
         assignment.state = AssignmentState.SUBMITTED
         assignment.submitted_at = now
         assignment.save(update_fields=["state", "submitted_at"])
+    if status != LabelStatus.REPEAT:
+        policies.apply_policies(batch, annotator.pk)
     return SubmitOutcome(status, True, label)
 
 
@@ -95,15 +120,16 @@ def _claim_count(assignment: Assignment) -> str:
         annotator_id=assignment.annotator_id,
         status=Participation.Status.EXCLUDED,
     ).exists()
+    slot = (assignment.item_id, assignment.shown_order)
     if excluded:
         if assignment.state == AssignmentState.OPEN:
-            slots.release_slots([assignment.item_id])
+            slots.release_slots([slot])
         return LabelStatus.EXCLUDED
     if assignment.state == AssignmentState.OPEN:
         slots.count_reserved(assignment.item_id)
         return LabelStatus.COUNTED
     # The lease expired and gave its slot back: count only if there is still room.
-    return LabelStatus.COUNTED if slots.count_if_room(assignment.item_id) else LabelStatus.SURPLUS
+    return LabelStatus.COUNTED if slots.count_if_room(*slot) else LabelStatus.SURPLUS
 
 
 def _parse_assignment_id(assignment_id) -> uuid.UUID:

@@ -7,6 +7,16 @@ label is stored. The database keeps ``0 <= counted_count <= reserved_count <= ta
 with check constraints, and every change below is a single conditional ``UPDATE`` on the
 item row, so that even a bug elsewhere cannot push an item over N.
 
+Pairs are shown in one of two orders (``ab``: A first, ``ba``: B first). The reserved
+slots of each order are counted too (``reserved_ab``, ``reserved_ba``), and each order
+may hold at most ceil(N / 2) of them (a check constraint as well): a new lease takes the
+order with fewer, and a late or re-included label counts only where its own order still
+has room. A complete item therefore shows A first and B first equally often (|ab − ba|
+≤ 1) whatever expires, arrives late or is excluded. Items of other kinds use order "".
+
+Attention checks (``is_check``) have no slots at all (``target`` 0): they are never
+counted toward any N.
+
 Locking: callers run these inside ``transaction.atomic()``. Changes to several items are
 applied in ascending item order, so two transactions never wait on each other in a cycle.
 The rows that decide *whether* to change a counter (the lease being submitted, the
@@ -16,46 +26,82 @@ says.
 A test (``tests/annotation/test_slots.py``) fails if any other module writes these fields.
 """
 
+import random
 from collections import Counter
 from collections.abc import Iterable
 
-from django.db.models import F, Max
+from django.db.models import F, Max, Q
 
 from annotation.models import Batch, Item
 from core.errors import Conflict
 
 # Columns and values of a new item's counters (the importer's multi-row INSERT).
-NEW_ITEM_COUNTER_COLUMNS = ("target", "reserved_count", "counted_count")
+NEW_ITEM_COUNTER_COLUMNS = (
+    "target",
+    "reserved_count",
+    "counted_count",
+    "reserved_ab",
+    "reserved_ba",
+)
+ORDERS = ("ab", "ba")
+# (item pk, presentation order or "") — what a lease or a label holds
+Slot = tuple[int, str]
 
 
-def new_item_counters(batch: Batch) -> tuple[int, int, int]:
-    """(target, reserved, counted) of an item imported into ``batch``: N free slots."""
-    return batch.annotations_per_item, 0, 0
+def new_item_counters(batch: Batch, *, is_check: bool = False) -> tuple[int, ...]:
+    """The counters of an item imported into ``batch`` (``NEW_ITEM_COUNTER_COLUMNS``):
+    N free slots, or none for an attention check."""
+    return (0 if is_check else batch.annotations_per_item), 0, 0, 0, 0
 
 
-def take_slot(item_pk: int) -> bool:
-    """Reserve one slot for a new lease, if the item has one free.
+def order_capacity(target: int) -> int:
+    """Slots one presentation order may hold: ceil(N / 2)."""
+    return (target + 1) // 2
+
+
+def choose_order(reserved_ab: int, reserved_ba: int) -> str:
+    """The order a new lease of a pair shows: the one with fewer slots, ties at random."""
+    if reserved_ab != reserved_ba:
+        return "ab" if reserved_ab < reserved_ba else "ba"
+    return random.choice(ORDERS)
+
+
+def _with_order(order: str, change: int) -> dict:
+    return {f"reserved_{order}": F(f"reserved_{order}") + change} if order else {}
+
+
+def _order_has_room(order: str) -> Q:
+    if not order:
+        return Q()
+    # 2 * (reserved_<order> + 1) <= target + 1, i.e. one more stays within ceil(N / 2)
+    return Q(**{f"reserved_{order}__lt": (F("target") + 1) / 2})
+
+
+def take_slot(item_pk: int, order: str = "") -> bool:
+    """Reserve one slot for a new lease (of presentation ``order``), if the item has one.
 
     The caller has read ``item_pk`` as a candidate (locked with ``FOR UPDATE SKIP
     LOCKED`` on PostgreSQL); the condition is checked again by the ``UPDATE`` itself.
     """
     return bool(
-        Item.objects.filter(pk=item_pk, reserved_count__lt=F("target")).update(
-            reserved_count=F("reserved_count") + 1
-        )
+        Item.objects.filter(
+            _order_has_room(order), pk=item_pk, reserved_count__lt=F("target")
+        ).update(reserved_count=F("reserved_count") + 1, **_with_order(order, 1))
     )
 
 
-def release_slots(item_pks: Iterable[int]) -> int:
+def release_slots(slots: Iterable[Slot]) -> int:
     """Give back one reserved slot per entry (an expired or withdrawn open lease).
 
     The caller holds the row locks of the leases it releases and marks them expired in
     the same transaction. Returns how many slots were given back.
     """
     released = 0
-    for item_pk, slots in sorted(Counter(item_pks).items()):
-        Item.objects.filter(pk=item_pk).update(reserved_count=F("reserved_count") - slots)
-        released += slots
+    for (item_pk, order), count in sorted(Counter(slots).items()):
+        Item.objects.filter(pk=item_pk).update(
+            reserved_count=F("reserved_count") - count, **_with_order(order, -count)
+        )
+        released += count
     return released
 
 
@@ -64,28 +110,35 @@ def count_reserved(item_pk: int) -> None:
     Item.objects.filter(pk=item_pk).update(counted_count=F("counted_count") + 1)
 
 
-def count_if_room(item_pk: int) -> bool:
+def count_if_room(item_pk: int, order: str = "") -> bool:
     """Count a label that holds no reserved slot (a late answer, a re-included label).
 
-    It counts only if the item still has a free slot; otherwise the caller stores it as
-    ``surplus``. This is the one place the rule "never N + 1" is applied to such labels.
+    It counts only if the item still has a free slot — and, for a pair, a free slot of
+    the order it was shown in; otherwise the caller stores it as ``surplus``. This is the
+    one place the rules "never N + 1" and "balanced orders" apply to such labels.
     """
     return bool(
-        Item.objects.filter(pk=item_pk, reserved_count__lt=F("target")).update(
-            reserved_count=F("reserved_count") + 1, counted_count=F("counted_count") + 1
+        Item.objects.filter(
+            _order_has_room(order), pk=item_pk, reserved_count__lt=F("target")
+        ).update(
+            reserved_count=F("reserved_count") + 1,
+            counted_count=F("counted_count") + 1,
+            **_with_order(order, 1),
         )
     )
 
 
-def uncount(item_pks: Iterable[int]) -> int:
+def uncount(slots: Iterable[Slot]) -> int:
     """Counted labels stop counting (their annotator was excluded): the slots reopen.
 
     The caller holds the locks of the labels whose status it changes.
     """
     reopened = 0
-    for item_pk, labels in sorted(Counter(item_pks).items()):
+    for (item_pk, order), labels in sorted(Counter(slots).items()):
         Item.objects.filter(pk=item_pk).update(
-            counted_count=F("counted_count") - labels, reserved_count=F("reserved_count") - labels
+            counted_count=F("counted_count") - labels,
+            reserved_count=F("reserved_count") - labels,
+            **_with_order(order, -labels),
         )
         reopened += labels
     return reopened
@@ -96,10 +149,21 @@ def change_target(batch: Batch, annotations_per_item: int) -> None:
 
     The caller holds the batch row's lock and saves ``batch.annotations_per_item``.
     """
-    held = batch.items.aggregate(most=Max("reserved_count"))["most"] or 0
-    if annotations_per_item < held:
+    regular = batch.items.filter(is_check=False)
+    held = regular.aggregate(
+        most=Max("reserved_count"), ab=Max("reserved_ab"), ba=Max("reserved_ba")
+    )
+    most = held["most"] or 0
+    if annotations_per_item < most:
         raise Conflict(
-            f"annotations_per_item: an item already holds {held} labels or leases; "
-            f"N cannot go below {held}"
+            f"annotations_per_item: an item already holds {most} labels or leases; "
+            f"N cannot go below {most}"
         )
-    Item.objects.filter(batch=batch).update(target=annotations_per_item)
+    one_order = max(held["ab"] or 0, held["ba"] or 0)
+    if order_capacity(annotations_per_item) < one_order:
+        lowest = 2 * one_order - 1
+        raise Conflict(
+            f"annotations_per_item: a pair was already shown in one order to {one_order} "
+            f"annotators; to stay balanced N cannot go below {lowest}"
+        )
+    regular.update(target=annotations_per_item)

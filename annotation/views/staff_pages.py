@@ -12,6 +12,9 @@ calls (``annotation.services``) and render the outcome. Every error a user can c
 Anonymous visitors are sent to the login page; a logged-in user without a role gets 403.
 """
 
+import csv
+import json
+
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -19,6 +22,7 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import access, selectors
@@ -37,10 +41,12 @@ from annotation.pages import render_batch_page
 from annotation.rendering import render_markdown
 from annotation.services import annotators as annotator_services
 from annotation.services import batches as batch_services
+from annotation.services import questionnaire as questionnaire_service
 from annotation.services.importing import import_items
+from annotation.services.invitations import new_invitations
 from core import extensions
 from core.access import staff_page
-from core.audit import Actor, event_payload, history
+from core.audit import Actor, event_payload, history, record
 from core.errors import InvalidInput, ServiceError
 from core.uploads import receive_upload
 
@@ -88,6 +94,99 @@ class _BatchSettingsForm(forms.Form):
         assume_scheme="https",
         help_text="Where the button at the end leads, e.g. https://app.prolific.com/submissions/complete?cc=…",
     )
+    # --- study design and quality control (SPEC.md, "Measurement validity")
+    check_every = forms.IntegerField(
+        label="Attention check every K items",
+        min_value=1,
+        required=False,
+        help_text="Each worker meets one check item after about every K items; empty: none.",
+    )
+    exclude_after_failed_checks = forms.IntegerField(
+        label="Exclude after F failed checks",
+        min_value=1,
+        required=False,
+        help_text="At the F-th failed check the worker is excluded and their slots reopen.",
+    )
+    screen_out_code = forms.CharField(
+        label="Screen-out code",
+        max_length=100,
+        required=False,
+        help_text="Shown to excluded workers (Prolific's code for screened-out participants).",
+    )
+    full_code = forms.CharField(
+        label="Code when full",
+        max_length=100,
+        required=False,
+        help_text="Only if your platform requires a code from workers who got no item.",
+    )
+    min_seconds_per_item = forms.IntegerField(
+        label="Minimum seconds per item",
+        min_value=1,
+        required=False,
+        help_text="Faster labels are flagged as too fast.",
+    )
+    straightline_run = forms.IntegerField(
+        label="Straight-line run",
+        min_value=2,
+        required=False,
+        help_text="A run of this many identical labels in a row is flagged.",
+    )
+    flag_policy = forms.ChoiceField(
+        label="Flag policy",
+        choices=[("flag", "Flag only"), ("exclude", "Exclude when too many are flagged")],
+        initial="flag",
+        required=False,
+    )
+    flagged_share_to_exclude = forms.FloatField(
+        label="Flagged share that excludes",
+        min_value=0.01,
+        max_value=1,
+        required=False,
+        help_text="With “exclude”: more than this share of flagged labels excludes (e.g. 0.5).",
+    )
+    max_concurrent_annotators = forms.IntegerField(
+        label="Most workers at once",
+        min_value=1,
+        required=False,
+        help_text="Others are asked to come back in a few minutes; empty: no limit.",
+    )
+    max_lease_seconds = forms.IntegerField(
+        label="Longest lease with heartbeats (seconds)",
+        min_value=1,
+        required=False,
+        help_text="A visible page keeps its item up to this long; empty: 3 × the lease time.",
+    )
+    repeat_every = forms.IntegerField(
+        label="Repeat an item every R items",
+        min_value=1,
+        required=False,
+        help_text="Shows a worker an item they labelled before, for test–retest; empty: none.",
+    )
+    invitations_required = forms.BooleanField(
+        label="Personal invitations only",
+        required=False,
+        help_text="Refuse ?worker= links; only signed invitation links work (Prolific and "
+        "MTurk links are unaffected).",
+    )
+    questionnaire = forms.CharField(
+        label="Background questionnaire",
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        required=False,
+        help_text="YAML or JSON list of questions (id, text, type choice|number|text, "
+        "options, required); asked once after consent. See docs/FORMATS.md.",
+    )
+
+    def clean_flag_policy(self):
+        return self.cleaned_data.get("flag_policy") or "flag"
+
+    def clean_questionnaire(self):
+        text = self.cleaned_data.get("questionnaire") or ""
+        try:
+            return questionnaire_service.clean_definition(
+                questionnaire_service.parse_file_text(text, "the questionnaire")
+            )
+        except InvalidInput as wrong:
+            raise ValidationError(wrong.message) from wrong
 
 
 class BatchCreateForm(_BatchSettingsForm):
@@ -125,7 +224,15 @@ class BatchCreateForm(_BatchSettingsForm):
         return data
 
 
-def _kind_setting_field(kind: TaskKind, setting: KindSetting) -> forms.IntegerField:
+def _kind_setting_field(kind: TaskKind, setting: KindSetting) -> forms.Field:
+    if setting.choices:
+        return forms.ChoiceField(
+            label=f"{setting.label} ({kind.name} batches)",
+            choices=[(choice, choice) for choice in setting.choices],
+            required=False,
+            initial=setting.default,
+            help_text=setting.help,
+        )
     return forms.IntegerField(
         label=f"{setting.label} ({kind.name} batches)",
         min_value=1,
@@ -142,6 +249,11 @@ class BatchEditForm(_BatchSettingsForm):
     @classmethod
     def for_batch(cls, batch: Batch, data=None) -> "BatchEditForm":
         initial = {name: getattr(batch, name) for name in cls.base_fields}
+        initial["questionnaire"] = (
+            json.dumps(batch.questionnaire, indent=2, ensure_ascii=False)
+            if batch.questionnaire
+            else ""
+        )
         form = cls(data=data, initial=initial)
         form.batch = batch
         kind = batch.task_kind
@@ -260,7 +372,9 @@ def batch_new(request: HttpRequest) -> HttpResponse:
     form = BatchCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            batch = batch_services.create_batch(**form.cleaned_data, actor=Actor.of(request.user))
+            batch = batch_services.create_batch(
+                **form.service_arguments(), actor=Actor.of(request.user)
+            )
         except ServiceError as error:
             _show_service_error(form, error)
         else:
@@ -288,12 +402,13 @@ def batch_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def batch_state(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
     wanted = request.POST.get("state", "")
+    previous_state = batch.state
     try:
         batch = batch_services.change_state(batch, wanted, actor=Actor.of(request.user))
     except ServiceError as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, f"Batch {batch.slug} is now {batch.get_state_display()}.")
+        messages.success(request, batch_services.state_change_summary(batch, previous_state))
     return redirect("manage-batch", slug=batch.slug)
 
 
@@ -421,6 +536,7 @@ def annotator_list(request: HttpRequest, slug: str) -> HttpResponse:
             "rows": rows,
             "n_excluded": sum(row["status"] == "excluded" for row in rows),
             "extra_columns": extra_columns,
+            "sharing_groups": selectors.sharing_groups(batch),
             **abilities,
         },
     )
@@ -485,3 +601,62 @@ def batch_history(request: HttpRequest, slug: str) -> HttpResponse:
             **access.abilities(request.user),
         },
     )
+
+
+# --------------------------------------------------------------------------- invitations
+
+
+@staff_page(access.can_manage_batches)
+@require_http_methods(["GET", "POST"])
+def batch_invitations(request: HttpRequest, slug: str) -> HttpResponse:
+    """Signed personal invitation links, downloaded as CSV (invitee, link)."""
+    batch = get_object_or_404(Batch, slug=slug)
+    problem = ""
+    if request.method == "POST":
+        try:
+            count = int(request.POST.get("count", ""))
+            pairs = new_invitations(batch, count, request.POST.get("prefix", "invitee"))
+        except (ValueError, InvalidInput) as wrong:
+            problem = getattr(wrong, "message", "give a number of links")
+        else:
+            record(
+                "invitations.create",
+                subject=batch,
+                actor=Actor.of(request.user),
+                changes={"count": count, "prefix": request.POST.get("prefix", "invitee")},
+            )
+            entry = request.build_absolute_uri(reverse("work-entry", args=[batch.slug]))
+            rows = [["invitee", "link"]] + [
+                [invitee, f"{entry}?invite={token}"] for invitee, token in pairs
+            ]
+            response = HttpResponse(content_type="text/csv; charset=utf-8")
+            response["Content-Disposition"] = f'attachment; filename="{batch.slug}-invitations.csv"'
+            csv.writer(response).writerows(rows)
+            return response
+    return render(
+        request,
+        "annotation/staff/invitations.html",
+        {"batch": batch, "problem": problem, **access.abilities(request.user)},
+        status=400 if problem else 200,
+    )
+
+
+@staff_page(access.can_manage_annotators)
+@require_POST
+def annotators_exclude_group(request: HttpRequest, slug: str) -> HttpResponse:
+    """Exclude a group of annotators in one action (ids sharing an address or device)."""
+    batch = get_object_or_404(Batch, slug=slug)
+    names = request.POST.getlist("annotator")
+    group = request.POST.get("group", "a group")[:40]
+    affected = annotator_services.exclude_group(
+        batch, names, actor=Actor.of(request.user), reason=f"shared {group}"
+    )
+    if affected:
+        messages.success(
+            request,
+            f"Excluded {len(affected)} annotators of {group}: "
+            f"{sum(affected.values())} labels no longer count and their slots are open again.",
+        )
+    else:
+        messages.error(request, "Nobody was excluded: they were excluded already.")
+    return redirect("manage-annotators", slug=batch.slug)

@@ -4,6 +4,8 @@ The rating page is one HTML shell; ``static/annotation/rating.js`` fetches items
 JSON API so that the next item appears without a page reload.
 """
 
+import secrets
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -14,8 +16,17 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation import worker_session
 from annotation.models import Batch, BatchState, Participation
 from annotation.rendering import render_markdown
-from annotation.services.annotators import identify_annotator, join_batch
+from annotation.services.admission import (
+    completion,
+    completion_for_newcomer,
+    needs_consent,
+    needs_questionnaire,
+)
+from annotation.services.entry import Page, enter, take_over
+from annotation.services.invitations import invitee_of
+from annotation.services.questionnaire import record_answers
 from core.errors import InvalidInput
+from core.http.client import client_address
 
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 
@@ -33,14 +44,31 @@ class EntryError(Exception):
         self.message = message
 
 
-def identify_entry(params) -> tuple[str, str, dict] | None:
+IDENTITY_PARAMETERS = ("PROLIFIC_PID", "workerId", "worker", "invite", "assignmentId")
+
+
+def _has_identity(params) -> bool:
+    return any(name in params for name in IDENTITY_PARAMETERS)
+
+
+def identify_entry(params, batch: Batch) -> tuple[str, str, dict] | None:
     """(platform, worker id, entry parameters) from the link's query string.
 
     ``None`` means an MTurk preview (nobody to identify yet). Raises ``EntryError``
-    naming the missing parameter.
+    naming the missing parameter. A personal invitation (``?invite=<token>``) names its
+    invitee; a batch that requires invitations refuses a plain ``?worker=<id>``.
     """
     if params.get("assignmentId") == MTURK_PREVIEW:
         return None
+    if "invite" in params:
+        try:
+            return "generic", invitee_of(batch, params.get("invite", "")), {}
+        except InvalidInput as forged:
+            raise EntryError(forged.message[0].upper() + forged.message[1:] + ".") from forged
+    if batch.invitations_required and "worker" in params:
+        raise EntryError(
+            "This study takes part by personal invitation only: please use the link you were sent."
+        )
     for platform, id_param, extra_params in PLATFORM_PARAMETERS:
         if id_param in params:
             worker_id = params.get(id_param, "").strip()
@@ -69,33 +97,133 @@ def unavailable(request: HttpRequest, batch: Batch | None, message: str, status:
     )
 
 
+# the participation a browser may take over (it opened that worker's link elsewhere)
+PENDING_SWITCH = "worker_pending_switch"
+DEVICE_COOKIE = "device"
+DEVICE_COOKIE_AGE = 365 * 24 * 3600
+
+
 @require_GET
 @ensure_csrf_cookie
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study link: who is this, may they start, and consent + instructions."""
     batch = Batch.objects.filter(slug=slug).first()
     if batch is None:
         return unavailable(request, None, "There is no study at this address.", 404)
     if batch.state != BatchState.LIVE:
         return unavailable(request, batch, _not_live_message(batch), 403)
+    known = _participation(request, batch)
+    if known is not None and not _has_identity(request.GET):
+        # back from the rating page (e.g. to consent): this browser's own participation
+        identity = (known.annotator.platform, known.annotator.platform_id, {})
+    else:
+        try:
+            identity = identify_entry(request.GET, batch)
+        except EntryError as missing:
+            return unavailable(request, batch, missing.message, 400)
+    if identity is None:  # an MTurk preview: the instructions, nothing handed out
+        return render(request, "annotation/entry.html", _entry_context(batch, preview=True))
+    platform, worker_id, extras = identity
+    device = request.COOKIES.get(DEVICE_COOKIE) or secrets.token_urlsafe(16)
     try:
-        identity = identify_entry(request.GET)
-    except EntryError as missing:
-        return unavailable(request, batch, missing.message, 400)
-    context = {
+        decision = enter(
+            batch,
+            platform,
+            worker_id,
+            extras,
+            browser_key=worker_session.browser_key(request.session, batch.slug),
+            client_ip=client_address(request),
+            device_id=device,
+        )
+    except InvalidInput as bad:
+        return unavailable(request, batch, f"The link is not valid: {bad}", 400)
+    if decision.page == Page.ELSEWHERE:
+        pending = dict(request.session.get(PENDING_SWITCH, {}))
+        pending[batch.slug] = decision.participation.pk
+        request.session[PENDING_SWITCH] = pending
+    elif decision.participation is not None:
+        worker_session.remember(request.session, batch.slug, decision.participation.annotator_id)
+    response = _page_for(request, batch, decision)
+    response.set_cookie(
+        DEVICE_COOKIE, device, max_age=DEVICE_COOKIE_AGE, httponly=True, samesite="Lax",
+        secure=request.is_secure(),
+    )  # fmt: skip
+    return response
+
+
+def _page_for(request: HttpRequest, batch: Batch, decision) -> HttpResponse:
+    page = decision.page
+    if page == Page.QUESTIONNAIRE:
+        return redirect(reverse("work-questionnaire", args=[batch.slug]))
+    if page in (Page.CONSENT, Page.TASK):
+        return render(request, "annotation/entry.html", _entry_context(batch, page=page))
+    if page == Page.ELSEWHERE:
+        return render(
+            request,
+            "annotation/elsewhere.html",
+            {"batch": batch, "action": reverse("work-switch", args=[batch.slug])},
+            status=409,
+        )
+    return _notice(request, batch, decision.participation, page, decision.done)
+
+
+NOTICES = {
+    Page.FULL: (
+        "This study is full",
+        "Every item already has all the answers it needs, so there is nothing left for "
+        "you to do. Thank you for your interest.",
+    ),
+    Page.BUSY: (
+        "Please try again in a few minutes",
+        "The study has as many people working on it as it can take at once. Please come "
+        "back in a few minutes.",
+    ),
+    Page.LIMITED: (
+        "Too many new entries",
+        "Too many people entered this study from your network in the last hour. Please "
+        "try again later.",
+    ),
+    Page.SCREENED_OUT: (
+        "Thank you for your time",
+        "This study has no more items for you.",
+    ),
+    Page.DONE: ("Thank you!", "There are no more items for you in this study."),
+}
+NOTICE_STATUS = {Page.BUSY: 503, Page.LIMITED: 429}
+
+
+def _notice(request, batch: Batch, participation, page: str, done: int) -> HttpResponse:
+    title, message = NOTICES[page]
+    ending = (
+        completion(batch, participation, done)
+        if participation is not None
+        else completion_for_newcomer(batch)
+    )
+    return render(
+        request,
+        "annotation/notice.html",
+        {
+            "batch": batch,
+            "page": page,
+            "title": title,
+            "message": message,
+            "ending": ending if page != Page.BUSY and page != Page.LIMITED else None,
+            "platform": participation.annotator.platform if participation else "",
+        },
+        status=NOTICE_STATUS.get(page, 200),
+    )
+
+
+def _entry_context(batch: Batch, *, preview: bool = False, page: str = "") -> dict:
+    return {
         "batch": batch,
+        "kind": batch.task_kind,
         "instructions_html": render_markdown(batch.instructions),
         "consent_html": render_markdown(batch.consent_text),
-        "preview": identity is None,
+        "needs_consent": page == Page.CONSENT,
+        "n_options": len(batch.task_kind.options(batch)),
+        "preview": preview,
     }
-    if identity is not None:
-        platform, worker_id, extras = identity
-        try:
-            annotator = identify_annotator(platform, worker_id)
-        except InvalidInput as bad:
-            return unavailable(request, batch, f"The link's worker id is not valid: {bad}", 400)
-        join_batch(batch, annotator, extras)
-        worker_session.remember(request.session, batch.slug, annotator.pk)
-    return render(request, "annotation/entry.html", context)
 
 
 @require_http_methods(["POST"])
@@ -107,7 +235,62 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
     if participation.consented_at is None:
         participation.consented_at = timezone.now()
         participation.save(update_fields=["consented_at"])
+    if needs_questionnaire(batch, participation):
+        return redirect(reverse("work-questionnaire", args=[batch.slug]))
     return redirect(reverse("work-task", args=[batch.slug]))
+
+
+@require_http_methods(["GET", "POST"])
+@ensure_csrf_cookie
+def questionnaire(request: HttpRequest, slug: str) -> HttpResponse:
+    """The batch's background questions, once, after consent and before the first item."""
+    batch = get_object_or_404(Batch, slug=slug)
+    participation = _participation(request, batch)
+    if participation is None:
+        return unavailable(request, batch, "Open the study link from your crowd platform.", 403)
+    if needs_consent(batch, participation):
+        return redirect(reverse("work-entry", args=[batch.slug]))
+    if not needs_questionnaire(batch, participation):
+        return redirect(reverse("work-task", args=[batch.slug]))
+    answers, problems = dict(request.POST.items()), {}
+    if request.method == "POST":
+        try:
+            record_answers(batch, participation, answers)
+        except InvalidInput as wrong:
+            problems[wrong.field] = wrong.message
+        else:
+            return redirect(reverse("work-task", args=[batch.slug]))
+    return render(
+        request,
+        "annotation/questionnaire.html",
+        {
+            "batch": batch,
+            "questions": [
+                {
+                    **question,
+                    "answer": answers.get(question["id"]),
+                    "problem": problems.get(question["id"]),
+                }
+                for question in batch.questionnaire
+            ],
+            "problems": problems,
+        },
+        status=400 if problems else 200,
+    )
+
+
+@require_http_methods(["POST"])
+def switch_browser(request: HttpRequest, slug: str) -> HttpResponse:
+    """Continue in this browser: it takes the participation over from the other one."""
+    batch = get_object_or_404(Batch, slug=slug)
+    pending = dict(request.session.get(PENDING_SWITCH, {}))
+    participation = Participation.objects.filter(batch=batch, pk=pending.pop(slug, None)).first()
+    if participation is None:
+        return unavailable(request, batch, "Open the study link from your crowd platform.", 403)
+    request.session[PENDING_SWITCH] = pending
+    take_over(batch, participation, worker_session.browser_key(request.session, batch.slug))
+    worker_session.remember(request.session, batch.slug, participation.annotator_id)
+    return redirect(reverse("work-entry", args=[batch.slug]))
 
 
 @require_GET
@@ -117,8 +300,10 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
     participation = _participation(request, batch)
     if participation is None:
         return unavailable(request, batch, "Open the study link from your crowd platform.", 403)
-    if participation.consented_at is None:
+    if needs_consent(batch, participation):
         return redirect(reverse("work-entry", args=[batch.slug]))
+    if needs_questionnaire(batch, participation):
+        return redirect(reverse("work-questionnaire", args=[batch.slug]))
     return render(
         request,
         "annotation/task.html",

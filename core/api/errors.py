@@ -1,37 +1,31 @@
-"""DRF exception handler: service errors become JSON ``{"detail": ...}`` with their status."""
+"""DRF exception handler: service errors become JSON ``{"detail": ...}`` with their status.
 
-from rest_framework import status
+A database outage answers 503 with ``Retry-After``; the statuses are the ones every page
+uses (``core.http.errors.status_of``).
+"""
+
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
 
-from core.errors import (
-    Conflict,
-    InvalidInput,
-    NotFound,
-    ServiceError,
-    Unavailable,
-)
-
-STATUS_BY_ERROR = [
-    (InvalidInput, status.HTTP_400_BAD_REQUEST),
-    (NotFound, status.HTTP_404_NOT_FOUND),
-    (Conflict, status.HTTP_409_CONFLICT),
-    (Unavailable, status.HTTP_403_FORBIDDEN),
-]
+from core.errors import InvalidInput, ServiceError
+from core.http.errors import database_unavailable, is_database_outage, status_of
 
 
 def exception_handler(exc, context):
     if isinstance(exc, ServiceError):
-        for error_class, code in STATUS_BY_ERROR:
-            if isinstance(exc, error_class):
-                body = {"detail": str(exc)}
-                if isinstance(exc, InvalidInput):
-                    body["field"] = exc.field
-                if getattr(exc, "problems", None):
-                    body["problems"] = list(exc.problems)
-                return Response(body, status=code)
         body = {"detail": str(exc)}
+        if isinstance(exc, InvalidInput):
+            body["field"] = exc.field
         if getattr(exc, "problems", None):  # an import's FILE:LINE: field: message list
             body["problems"] = list(exc.problems)
-        return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        response = Response(body, status=status_of(exc))
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            response["Retry-After"] = str(retry_after)
+        return response
+    if is_database_outage(exc):
+        set_rollback()
+        # one line in the log, not a traceback per request while the database restarts
+        return database_unavailable(context["request"]._request, exc)
     return drf_exception_handler(exc, context)

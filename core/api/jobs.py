@@ -8,17 +8,20 @@ from pathlib import Path
 from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.errors import Conflict
 from core.jobs.execution import job_files_dir
 from core.jobs.kinds import can_view_any_job, can_view_job
 from core.jobs.queue import start_job
+from core.jobs.staleness import fail_stale_jobs
 from core.models import Job
 
 
@@ -69,15 +72,42 @@ def _visible_job(request, job_id) -> Job:
 class JobDetailView(APIView):
     permission_classes = [CanSeeJobs]
 
-    @extend_schema(responses=dict)
+    @extend_schema(
+        tags=["jobs"],
+        summary="A job's state and progress",
+        description=(
+            "Poll this after starting an export, import or analysis job (every answer that "
+            "starts one gives this URL as `status_url`). `state` goes pending → running → "
+            "succeeded or failed; `progress` of `total` steps; a succeeded export has a "
+            "`download_url`, a refused import lists its problems in `result.problems`."
+        ),
+        responses={200: JobResponse, **error_responses(401, 403, 404)},
+        examples=[JOB_EXAMPLE],
+    )
     def get(self, request, job_id):
-        return Response(job_payload(request, _visible_job(request, job_id)))
+        job = _visible_job(request, job_id)
+        if fail_stale_jobs(Job.objects.filter(pk=job.pk)):  # lost: say so, never "pending"
+            job.refresh_from_db()
+        return Response(job_payload(request, job))
 
 
 class JobDownloadView(APIView):
     permission_classes = [CanSeeJobs]
 
-    @extend_schema(responses={(200, "application/octet-stream"): bytes})
+    @extend_schema(
+        tags=["jobs"],
+        summary="Download a job's file",
+        description=(
+            "The file a succeeded job produced (e.g. a prepared export), as an attachment. "
+            "409 while the job has no file yet."
+        ),
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The file, as an attachment."
+            ),
+            **error_responses(401, 403, 404, 409),
+        },
+    )
     def get(self, request, job_id):
         job = _visible_job(request, job_id)
         if job.state != Job.State.SUCCEEDED or not job.result_path:

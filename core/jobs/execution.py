@@ -52,7 +52,13 @@ def run_job(job_id: str) -> Job:
         return job
     job.state = Job.State.RUNNING
     job.started_at = timezone.now()
-    job.save(update_fields=["state", "started_at"])
+    # Conditional: a job failed as stale (core.jobs.staleness) meanwhile is not run.
+    claimed = Job.objects.filter(pk=job.pk, state=Job.State.PENDING).update(
+        state=job.state, started_at=job.started_at
+    )
+    if not claimed:
+        job.refresh_from_db()
+        return job
     try:
         result, result_path = kind.runner(job, JobProgress(job))
     except ServiceError as error:  # the user's input was refused: say why, no traceback

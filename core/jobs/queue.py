@@ -1,18 +1,40 @@
-"""Starting a job: record it, then hand it to Celery once the transaction commits."""
+"""Starting a job: record it, then hand it to Celery once the transaction commits.
+
+Handing it over needs the broker (Redis) when ``REDIS_URL`` is set. If the broker does
+not answer within a couple of seconds (``CELERY_BROKER_*`` settings) the job is marked
+``failed`` with a message saying so, and ``start_job`` raises ``TemporarilyUnavailable``
+(503 with ``Retry-After`` on the API): a request never hangs on a broker outage and no
+job waits for ever. A job whose message was accepted but lost (Redis restarted without
+it) is failed by ``core.jobs.staleness`` once it has waited ``JOB_PENDING_TIMEOUT_SECONDS``.
+"""
+
+import logging
 
 from django.db import transaction
+from kombu.exceptions import KombuError
+from redis.exceptions import RedisError
 
 from core import audit
 from core.audit import Actor
+from core.errors import TemporarilyUnavailable
+from core.jobs.execution import record_failure
 from core.jobs.kinds import job_kind
 from core.models import Job
 from core.tasks import run_job
+
+logger = logging.getLogger(__name__)
+
+# What publishing raises when the broker is down or does not answer in time.
+BROKER_ERRORS = (KombuError, RedisError, OSError, TimeoutError)
+BROKER_RETRY_AFTER_SECONDS = 30
 
 
 def start_job(kind: str, subject, params: dict | None = None, user=None) -> Job:
     """Record a job of ``kind`` about ``subject`` (a model instance, or None) and queue it.
 
     The request is recorded in the subject's audit trail (``"<kind>.requested"``).
+    Raises ``TemporarilyUnavailable`` when the job could not be queued (it is then
+    ``failed``, with the reason in its message).
     """
     if job_kind(kind) is None:
         raise ValueError(f"no runner registered for job kind {kind!r}")
@@ -29,9 +51,27 @@ def start_job(kind: str, subject, params: dict | None = None, user=None) -> Job:
             actor=Actor.of(user),
             changes={"job": str(job.pk), **_public(params or {})},
         )
-    transaction.on_commit(lambda: run_job.delay(str(job.pk)))
+    refused: list[str] = []
+    # Outside a transaction this runs at once; inside one, when it commits.
+    transaction.on_commit(lambda: _enqueue(job, refused))
+    if refused:
+        raise TemporarilyUnavailable(refused[0], retry_after=BROKER_RETRY_AFTER_SECONDS)
     job.refresh_from_db()
     return job
+
+
+def _enqueue(job: Job, refused: list[str]) -> None:
+    try:
+        # No result is kept in the broker: the Job row holds the state and the outcome.
+        run_job.apply_async((str(job.pk),), ignore_result=True)
+    except BROKER_ERRORS as error:
+        logger.warning("job %s not queued, the broker did not answer: %s", job.pk, error)
+        message = (
+            f"job {job.pk} was not started: the job queue (Redis) did not answer "
+            f"({type(error).__name__}). Nothing was done; try again in a minute."
+        )
+        record_failure(job, message)
+        refused.append(message)
 
 
 def _public(params: dict) -> dict:

@@ -20,6 +20,7 @@
   const submitButton = el("submit");
   const radios = Array.from(form.querySelectorAll("input[name=value]"));
   const textInput = el("answer"); // the text widget's field (kinds that write an answer)
+  const answerProblem = el("answer-problem"); // what is wrong with the typed answer
 
   let current = null; // {assignment, item, shownAt}
   let busy = false; // a request is in flight: ignore further submits
@@ -103,6 +104,7 @@
     el("rating").hidden = false;
     el("done").hidden = true;
     current = { assignment: payload.assignment, shownAt: performance.now() };
+    startHeartbeat(payload);
     window.scrollTo(0, 0);
     document.querySelectorAll(".scroll").forEach((box) => (box.scrollTop = 0));
     if (textInput) textInput.focus();
@@ -110,15 +112,22 @@
 
   function renderDone(payload) {
     current = null;
+    stopHeartbeat();
     el("rating").hidden = true;
     el("done").hidden = false;
+    const done = payload.progress && payload.progress.done;
     const reasons = {
-      drained: "Every item has all the ratings it needs. You are done.",
-      nothing_left_for_you: "You have rated every item available to you. You are done.",
+      drained: done
+        ? "Every item has all the ratings it needs. You are done."
+        : "This study is full: every item already has all the answers it needs.",
+      nothing_left_for_you: done
+        ? "You have rated every item available to you. You are done."
+        : "There is nothing left for you to rate in this study.",
       quota_reached: "You have rated as many items as this study asks of one person.",
-      excluded: "This study has no more items for you.",
+      excluded: "Thank you for your time. This study has no more items for you.",
     };
     el("done-reason").textContent = reasons[payload.reason] || "There are no more items.";
+    el("return-study").hidden = !payload.return_study;
     if (payload.completion_code) {
       el("completion").hidden = false;
       el("completion-code").textContent = payload.completion_code;
@@ -153,19 +162,112 @@
     if (statusKind !== "error") showStatus("");
     setProgress(answer.data.progress);
     if (answer.data.assignment) renderItem(answer.data);
+    else if (answer.data.reason === "wait" || answer.data.reason === "busy") waitAndRetry(answer.data);
     else renderDone(answer.data);
+  }
+
+  // Nothing to hand out right now, but the study is not over: the remaining items are
+  // being rated by others (their leases may expire), or the study has as many people at
+  // work as it can take. Ask again after the time the server suggests.
+  function waitAndRetry(payload) {
+    current = null;
+    stopHeartbeat();
+    el("rating").hidden = true;
+    const seconds = Math.max(5, payload.retry_after || 15);
+    showStatus(
+      payload.reason === "busy"
+        ? "The study has as many people working on it as it can take at once. Trying again in " +
+            seconds + " s — please keep this page open."
+        : "All remaining items are being rated by others right now. Checking again in " +
+            seconds + " s — please keep this page open.",
+      "info"
+    );
+    setTimeout(loadNext, seconds * 1000);
+  }
+
+  // The heartbeat: while this page is visible it extends its lease every few seconds
+  // (the server caps how long one lease can be kept); a hidden tab lets it expire, so an
+  // abandoned item goes back to the pool after the short base lease.
+  let heartbeat = null;
+  let heartbeatFor = null;
+  function startHeartbeat(payload) {
+    stopHeartbeat();
+    if (config.preview || !config.heartbeatUrl || !payload.heartbeat_seconds) return;
+    heartbeatFor = payload.assignment;
+    heartbeat = setInterval(beat, payload.heartbeat_seconds * 1000);
+  }
+  function stopHeartbeat() {
+    if (heartbeat) clearInterval(heartbeat);
+    heartbeat = null;
+  }
+  async function beat() {
+    if (document.visibilityState !== "visible" || !current || current.assignment !== heartbeatFor) {
+      return;
+    }
+    const url = config.heartbeatUrl.replace("ASSIGNMENT", encodeURIComponent(heartbeatFor));
+    try {
+      const response = await fetch(url, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+        body: "{}",
+      });
+      // 409: the lease ended (expired, or the worker was excluded): stop extending it;
+      // the submission is still judged by the usual rules.
+      if (response.status === 409 || response.status === 404) stopHeartbeat();
+    } catch (offline) {
+      // a missed beat only shortens the lease; the next one tries again
+    }
+  }
+
+  function showSaved() {
+    const cue = el("saved");
+    if (!cue) return;
+    cue.hidden = false;
+    cue.classList.remove("fade");
+    void cue.offsetWidth; // restart the fade
+    cue.classList.add("fade");
+  }
+
+  // The text widget's limits, counted as the server counts them (characters are code
+  // points, so an emoji is one; words are separated by whitespace): a valid answer is
+  // never held back, and a too-long one is explained before it is sent.
+  function textProblem(text) {
+    if (/[\u0000-\u001f\u007f-\u009f]/.test(text)) {
+      return "Please remove the control character (e.g. a tab) from your answer.";
+    }
+    const maxWords = parseInt(textInput.dataset.maxWords, 10);
+    const maxChars = parseInt(textInput.dataset.maxChars, 10);
+    const words = text.split(/\s+/).filter(Boolean).length;
+    const chars = Array.from(text).length;
+    if (maxWords && words > maxWords) {
+      return maxWords === 1
+        ? "Please answer with one word (you typed " + words + ")."
+        : "Please use at most " + maxWords + " words (you typed " + words + ").";
+    }
+    if (maxChars && chars > maxChars) {
+      return "Please use at most " + maxChars + " characters (you typed " + chars + ").";
+    }
+    return "";
+  }
+
+  function showAnswerProblem(problem) {
+    answerProblem.textContent = problem;
+    answerProblem.hidden = !problem;
+    textInput.setAttribute("aria-invalid", problem ? "true" : "false");
   }
 
   function selectedValue() {
     if (textInput) {
       const text = textInput.value.trim();
-      return text ? text : null;
+      return text && !textProblem(text) ? text : null;
     }
     const chosen = radios.find((radio) => radio.checked);
     return chosen ? parseInt(chosen.value, 10) : null;
   }
 
   function updateSelection() {
+    if (textInput) showAnswerProblem(textProblem(textInput.value.trim()));
     if (statusKind === "error" && selectedValue() !== null) showStatus("");
     form.querySelectorAll(".choice").forEach((label) => {
       label.classList.toggle("selected", label.querySelector("input").checked);
@@ -185,6 +287,8 @@
     localStorage.removeItem(PENDING_KEY);
     if (answer.status === 409 || answer.status === 400) {
       showStatus(answer.data.detail || "Your answer was not accepted.", "error");
+    } else if (answer.status === 200 || answer.status === 201) {
+      showSaved();
     }
     return answer;
   }
@@ -232,6 +336,7 @@
 
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.isComposing) return; // this Enter confirms a word in an input method
     if (el("rating").hidden) return;
     const target = event.target;
     if (target && (target.tagName === "TEXTAREA" || target.isContentEditable)) return;

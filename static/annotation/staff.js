@@ -1,10 +1,31 @@
 // Admin pages: confirm dialogs, copy buttons, the batch page's live figures (polled from
 // the progress endpoint with the session cookie, no reload). The worker preview runs the
-// worker's own script (rating.js) in preview mode.
+// worker's own script (rating.js) in preview mode. Times are written one way everywhere,
+// "2026-03-01 14:05 UTC", as the server writes them (core/templatetags/utc_time.py).
 (function () {
   "use strict";
 
   const POLL_MS = 3000;
+
+  // --- the outcome of what was just done (a message, a refused upload) takes the focus,
+  // so a screen reader reads it and the keyboard starts from it
+  const outcome = document.querySelector("[data-focus-on-load]");
+  if (outcome) outcome.focus({ preventScroll: false });
+
+  // --- progress bars: <div class="bar-fill" data-width="percent"> (no inline styles: the
+  // Content-Security-Policy refuses them, while the script may still set a width)
+  document.querySelectorAll(".bar-fill[data-width]").forEach((fill) => {
+    const percent = Math.max(0, Math.min(100, Number(fill.dataset.width) || 0));
+    fill.style.width = percent + "%";
+  });
+
+  function utcMinute(date) {
+    const pad = (number) => String(number).padStart(2, "0");
+    return (
+      date.getUTCFullYear() + "-" + pad(date.getUTCMonth() + 1) + "-" + pad(date.getUTCDate()) +
+      " " + pad(date.getUTCHours()) + ":" + pad(date.getUTCMinutes()) + " UTC"
+    );
+  }
 
   // --- forms that change something ask first: <form data-confirm="question">
   document.addEventListener("submit", (event) => {
@@ -53,6 +74,7 @@
   }
 
   function format(value, kind) {
+    if (kind === "text") return value === null || value === undefined ? "" : String(value);
     if (value === null || value === undefined) return "—";
     if (kind === "seconds") return value + " s";
     if (kind === "percent") return (value * 100).toFixed(1) + "%";
@@ -60,7 +82,7 @@
       const seconds = (Date.now() - Date.parse(value)) / 1000;
       return seconds < 10 ? "just now" : duration(seconds) + " ago";
     }
-    if (kind === "until") return "in " + duration((Date.parse(value) - Date.now()) / 1000);
+    if (kind === "utc") return utcMinute(new Date(value));
     return String(value);
   }
 
@@ -73,13 +95,11 @@
         text = value.charAt(0).toUpperCase() + value.slice(1);
         node.className = "badge state-" + value;
       }
-      if (kind === "ago" || kind === "until") {
-        node.title = value ? new Date(value).toLocaleString() : "";
-      }
+      if (kind === "ago") node.title = value ? utcMinute(new Date(value)) : "";
       if (node.textContent !== text) {
         node.textContent = text;
         // Times move by themselves; only a changed count is worth a flash.
-        if (highlight && kind !== "ago" && kind !== "until") {
+        if (highlight && kind !== "ago" && kind !== "utc" && kind !== "text") {
           node.classList.remove("changed");
           void node.offsetWidth; // restart the highlight animation
           node.classList.add("changed");
@@ -100,6 +120,8 @@
   function startLiveFigures(panel) {
     const url = panel.dataset.progressUrl;
     const status = document.getElementById("live-status");
+    const textsNode = document.getElementById("live-status-texts");
+    const stateTexts = textsNode ? JSON.parse(textsNode.textContent) : {};
     let timer = null;
     let first = true; // the first answer only reformats the server's figures: no highlight
 
@@ -122,16 +144,19 @@
         response = null;
       }
       if (response && (response.status === 401 || response.status === 403)) {
-        setStatus("Live updates stopped: your session has ended. Reload the page to log in.", true);
+        setStatus("Updates stopped: your session has ended. Reload the page to log in.", true);
         return; // retrying cannot help
       }
       if (response && response.ok) {
         const data = await response.json();
         showFigures(data, !first);
         first = false;
-        setStatus("Live · updated " + new Date().toLocaleTimeString(), false);
+        // The state as the server now reports it, never a "live" of its own.
+        panel.dataset.state = data.state;
+        const state = stateTexts[data.state] || String(data.state);
+        setStatus(state + " · figures of " + utcMinute(new Date()), false);
       } else {
-        setStatus("Live updates interrupted (" + (response ? "server error" : "no connection") +
+        setStatus("Updates interrupted (" + (response ? "server error" : "no connection") +
           "); retrying…", true);
       }
       schedule();

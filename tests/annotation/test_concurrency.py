@@ -14,6 +14,9 @@ threads see it:
   played by client threads.
 * Two tabs of one annotator racing ``next`` end with one open lease, on either backend.
 
+Both scenarios run for every built-in kind (``STUDY_SIZES``): the client sends a valid label
+of the batch's kind (a word for ``short_text``, an integer of the scale otherwise).
+
 The client code below uses only the standard library (no Django), so spawned client
 processes import this module without setting Django up. Django models are imported inside
 the test-side functions.
@@ -54,10 +57,22 @@ RESULTS_FILE = BASE_DIR / "test-artifacts" / "concurrency.txt"
 
 N_ITEMS = 30
 PER_ITEM = 5
+# Every kind runs both scenarios; the kinds after the first with fewer items, so the default
+# (SQLite) run stays quick: the guarantees are the platform's, the kind only changes what a
+# label is.
+STUDY_SIZES = {  # kind -> (items, N)
+    "absolute": (N_ITEMS, PER_ITEM),
+    "pairwise": (10, 4),
+    "short_text": (10, 4),
+    "similarity": (10, 4),
+}
 LEASE_SECONDS = 2
 DEADLINE_SECONDS = 85  # per scenario, from the clients' start (typically 10–30 s)
 REQUEST_TIMEOUT = 20
 ALL_DONE_REASONS = {"drained", "nothing_left_for_you"}
+# while the study goes on: the remaining slots are leased by others (ask again shortly)
+WAIT_REASONS = {"wait", "busy"}
+COMPLETION_URL = "https://example.org/done"
 
 # What an annotator does with a lease (relative weights).
 BEHAVIOURS = [
@@ -69,6 +84,21 @@ BEHAVIOURS = [
     ("late", 13),  # submits after the lease time (counted or surplus)
 ]
 DOUBLE_NEXT_PROBABILITY = 0.15
+
+# What a worker of each kind sends: a word for short_text, an integer of the scale otherwise.
+ANSWER_WORDS = ["blue", "red", "green", "amber", "teal"]
+SCALES = {"absolute": [1, 2, 3, 4, 5], "pairwise": [2, 1, 0, -1, -2], "similarity": [1, 2, 3, 4]}
+
+
+def label_value(kind: str, rng: random.Random) -> int | str:
+    """A valid label of ``kind``."""
+    return rng.choice(ANSWER_WORDS if kind == "short_text" else SCALES[kind])
+
+
+def changed_value(kind: str, value: int | str) -> int | str:
+    """Another valid label of ``kind`` than ``value`` (a changed mind: answered with 409)."""
+    choices = ANSWER_WORDS if kind == "short_text" else SCALES[kind]
+    return choices[(choices.index(value) + 1) % len(choices)]
 
 
 def _seed() -> int:
@@ -179,7 +209,7 @@ class Person:
         self.worker_id = worker_id
         self.browser = browser
         self.ready_at = 0.0
-        self.pending_late: tuple[str, str, int] | None = None  # (assignment, item, value)
+        self.pending_late: tuple[str, str, int | str] | None = None  # (assignment, item, value)
         self.gone = False
         self.finished = False
         self.leases: dict[str, str] = {}  # assignment id -> item id, as handed out by next
@@ -193,10 +223,13 @@ def run_annotators(
     seed: int,
     drained,
     deadline: float,
+    kind: str = "absolute",
 ) -> dict:
     """Play these annotators against the server until the batch drained and each of them
     was told there is nothing left. ``drained`` is an Event set by the test once every item
     holds N counted labels; ``deadline`` is a ``time.time()`` value.
+
+    ``kind`` is the batch's kind: what a label's ``value`` is (``label_value``).
 
     Returns ``records`` (every acknowledged label: worker, assignment, item, value, status,
     HTTP code, behaviour), ``errors`` (protocol violations seen), ``finals`` and ``stats``.
@@ -208,7 +241,7 @@ def run_annotators(
     finals: dict[str, dict] = {}
     names, weights = zip(*BEHAVIOURS, strict=True)
 
-    def label(person: Person, assignment: str, value: int):
+    def label(person: Person, assignment: str, value: int | str):
         return person.browser.request(
             "POST",
             f"/api/v1/assignments/{assignment}/label",
@@ -245,8 +278,15 @@ def run_annotators(
         if code != 200 or not isinstance(body, dict) or "assignment" not in body:
             raise ProtocolError(f"next: HTTP {code} {body!r}")
         if body["assignment"] is None:
-            if body.get("reason") not in ALL_DONE_REASONS or not body.get("completion_code"):
-                raise ProtocolError(f"next without work: {body!r}")
+            reason = body.get("reason")
+            if reason in WAIT_REASONS:
+                if body.get("completion_code") is not None or not body.get("retry_after"):
+                    raise ProtocolError(f"told to wait, but: {body!r}")
+                return body
+            # a completion code for work done, never for nothing done
+            earned = bool(person.acked)
+            if reason not in ALL_DONE_REASONS or bool(body.get("completion_code")) != earned:
+                raise ProtocolError(f"next without work ({len(person.acked)} done): {body!r}")
             return body
         item_id = body["item"]["item_id"]
         assignment = body["assignment"]
@@ -275,6 +315,8 @@ def run_annotators(
             body = next_item(person)
             if body["assignment"] is not None:
                 raise ProtocolError(f"drained batch handed out {body['assignment']}")
+            if body["reason"] not in ALL_DONE_REASONS:
+                raise ProtocolError(f"drained batch, but told: {body!r}")
             finals[person.worker_id] = body
             person.finished = True
             return
@@ -304,7 +346,7 @@ def run_annotators(
                     return
                 assignment, item_id = again["assignment"], again["item"]["item_id"]
                 expires_at = datetime.fromisoformat(again["expires_at"]).timestamp()
-        value = rng.randint(1, 5)
+        value = label_value(kind, rng)
         behaviour = rng.choices(names, weights)[0]
         stats[behaviour] += 1
         if behaviour == "normal":
@@ -318,7 +360,7 @@ def run_annotators(
             if first != second:
                 raise ProtocolError(f"retry of {assignment} changed status {first}->{second}")
             if rng.random() < 0.5:
-                code, answer = label(person, assignment, value % 5 + 1)
+                code, answer = label(person, assignment, changed_value(kind, value))
                 if code != 409:
                     raise ProtocolError(f"changed value for {assignment}: HTTP {code} {answer!r}")
         elif behaviour == "lost_response":
@@ -388,10 +430,10 @@ def run_annotators(
     }
 
 
-def client_process(base_url, slug, worker_ids, seed, drained, deadline, out_path) -> None:
+def client_process(base_url, slug, worker_ids, seed, drained, deadline, out_path, kind) -> None:
     """Entry point of a spawned client process: play, then write the report as JSON."""
     try:
-        report = run_annotators(base_url, slug, worker_ids, seed, drained, deadline)
+        report = run_annotators(base_url, slug, worker_ids, seed, drained, deadline, kind)
     except BaseException:
         report = {"errors": [traceback.format_exc()], "records": [], "finals": {}}
     Path(out_path).write_text(json.dumps(report))
@@ -402,10 +444,35 @@ def client_process(base_url, slug, worker_ids, seed, drained, deadline, out_path
 # --------------------------------------------------------------------------------------
 
 
-def _make_study(slug: str):
+def _make_study(slug: str, kind: str = "absolute"):
+    """A live batch of ``kind`` (``STUDY_SIZES``); the kinds whose items are texts in
+    ``Item.content`` are imported from an items file."""
+    from tests.annotation.kinds.studies import make_study
     from tests.factories import make_batch
 
-    return make_batch(n_items=N_ITEMS, per_item=PER_ITEM, lease_seconds=LEASE_SECONDS, slug=slug)
+    n_items, per_item = STUDY_SIZES[kind]
+    if kind in ("absolute", "pairwise"):
+        return make_batch(
+            kind=kind,
+            n_items=n_items,
+            per_item=per_item,
+            lease_seconds=LEASE_SECONDS,
+            slug=slug,
+            completion_url=COMPLETION_URL,
+        )
+    return make_study(
+        kind,
+        slug=slug,
+        n_items=n_items,
+        per_item=per_item,
+        lease_seconds=LEASE_SECONDS,
+        completion_url=COMPLETION_URL,
+    )
+
+
+def _as_sent(value: int | str) -> str:
+    """A value as ``TaskKind.shown`` gives a stored label: what the worker sent."""
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 def _state_summary(batch) -> str:
@@ -416,7 +483,7 @@ def _state_summary(batch) -> str:
         .order_by("position")
         .values_list("item_id", "reserved_count", "counted_count")
     )
-    short = [f"{i}:{r}/{c}" for i, r, c in items if c < PER_ITEM]
+    short = [f"{i}:{r}/{c}" for i, r, c in items if c < batch.annotations_per_item]
     open_leases = Assignment.objects.filter(batch=batch, state="open").count()
     return f"items below N (reserved/counted): {short}; open leases: {open_leases}"
 
@@ -461,23 +528,33 @@ def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained
     )
     finals = {w: body for report in reports for w, body in report["finals"].items()}
     assert sorted(finals) == sorted(worker_ids), "not every annotator was told the batch is done"
+    acked_by_worker = Counter(
+        record["worker"] for report in reports for record in report["records"]
+    )
     for worker, body in finals.items():
-        assert body["assignment"] is None and body["completion_code"] == batch.completion_code, (
-            worker,
-            body,
-        )
+        code = batch.completion_code if acked_by_worker[worker] else None
+        assert body["assignment"] is None and body["completion_code"] == code, (worker, body)
 
     # Exactly N counted labels per item, by the counters and by the Label table.
     assert not Assignment.objects.filter(batch=batch, state="open").exists()
     counted_by_item = Counter(
         Label.objects.filter(batch=batch, status="counted").values_list("item_id", flat=True)
     )
+    n_items, per_item = STUDY_SIZES[batch.kind]
     items = list(Item.objects.filter(batch=batch))
-    assert len(items) == N_ITEMS
+    assert len(items) == n_items
     for item in items:
-        assert counted_by_item[item.pk] == PER_ITEM, (item.item_id, counted_by_item[item.pk])
-        assert item.counted_count == PER_ITEM, (item.item_id, item.counted_count)
+        assert counted_by_item[item.pk] == per_item, (item.item_id, counted_by_item[item.pk])
+        assert item.counted_count == per_item, (item.item_id, item.counted_count)
         assert item.reserved_count == item.counted_count, (item.item_id, item.reserved_count)
+        if batch.task_kind.comparison:  # a pair was shown A first and B first equally
+            orders = Counter(
+                Label.objects.filter(item=item, status="counted").values_list(
+                    "shown_order", flat=True
+                )
+            )
+            assert abs(orders["ab"] - orders["ba"]) <= 1, (item.item_id, orders)
+            assert (item.reserved_ab, item.reserved_ba) == (orders["ab"], orders["ba"])
 
     # Independence: no (annotator, item) pair twice, in labels or in leases.
     for model in (Label, Assignment):
@@ -491,6 +568,8 @@ def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained
 
     # Nothing lost: every acknowledged label is stored with its value and status, and every
     # stored label was acknowledged to its client (a lost answer is acknowledged by the retry).
+    # The value is compared as the kind shows a stored label: as the worker gave it.
+    kind = batch.task_kind
     labels = {
         str(label.assignment_id): label
         for label in Label.objects.filter(batch=batch).select_related("item", "annotator")
@@ -500,8 +579,8 @@ def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained
         for record in report["records"]:
             label = labels.get(record["assignment"])
             assert label is not None, f"acknowledged label missing from the database: {record}"
-            assert (label.value, label.status, label.item.item_id) == (
-                record["value"],
+            assert (kind.shown(label), label.status, label.item.item_id) == (
+                _as_sent(record["value"]),
                 record["status"],
                 record["item_id"],
             ), record
@@ -517,7 +596,7 @@ def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained
     # Surplus only on full items; every label is counted or surplus.
     statuses = Counter(label.status for label in labels.values())
     assert set(statuses) <= {"counted", "surplus"}, statuses
-    assert statuses["counted"] == N_ITEMS * PER_ITEM
+    assert statuses["counted"] == n_items * per_item
     assert len(labels) == statuses["counted"] + statuses["surplus"]
     full = {item.pk for item in items if item.counted_count == item.target}
     for label in labels.values():
@@ -526,6 +605,9 @@ def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained
     behaviours = Counter(r["behaviour"] for r in acked.values())
     late = [r for r in acked.values() if r["behaviour"] == "late"]
     return {
+        "kind": batch.kind,
+        "items": n_items,
+        "per_item": per_item,
         "labels": len(labels),
         "counted": statuses["counted"],
         "surplus": statuses["surplus"],
@@ -537,12 +619,14 @@ def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained
 
 def _report_rate(backend: str, setup: str, summary: dict, seconds: float, stats: Counter) -> None:
     rate = summary["labels"] / seconds
+    if summary["kind"] != "absolute":  # the absolute study keeps the line its figures had
+        backend = f"{backend} {summary['kind']}"
     line = (
         f"{backend}: {rate:.1f} labels/s ({summary['labels']} acknowledged labels, "
         f"{summary['counted']} counted + {summary['surplus']} surplus, in {seconds:.1f} s; "
         f"{stats['requests'] / seconds:.0f} requests/s, mean latency "
         f"{stats['request_ms_total'] / max(stats['requests'], 1):.0f} ms; {setup}; "
-        f"{N_ITEMS} items, N={PER_ITEM}, lease {LEASE_SECONDS} s; "
+        f"{summary['items']} items, N={summary['per_item']}, lease {LEASE_SECONDS} s; "
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')})"
     )
     print(f"\n[concurrency] {line}\n[concurrency] client actions: {dict(stats)}")
@@ -692,14 +776,15 @@ class GunicornServer:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_postgresql_many_server_and_client_processes_keep_exactly_n(tmp_path):
+@pytest.mark.parametrize("kind", list(STUDY_SIZES))
+def test_postgresql_many_server_and_client_processes_keep_exactly_n(tmp_path, kind):
     if connection.vendor != "postgresql":
         pytest.skip(
             "needs PostgreSQL (DATABASE_URL=postgres://...): several gunicorn processes "
             "must share the test database, which the SQLite test database cannot do"
         )
     seed = _seed()
-    batch = _make_study("conc-postgres")
+    batch = _make_study(f"conc-postgres-{kind.replace('_', '-')}", kind)
     worker_ids = [f"pg-worker-{index:02d}" for index in range(40)]
     random.Random(seed).shuffle(worker_ids)
     n_clients = 5
@@ -723,15 +808,17 @@ def test_postgresql_many_server_and_client_processes_keep_exactly_n(tmp_path):
                     drained,
                     deadline,
                     str(out_path),
+                    kind,
                 ),
                 daemon=True,
             )
             process.start()
             clients.append((process, out_path))
         killed = []
+        total_labels = batch.items.count() * batch.annotations_per_item
 
         def kill_a_worker_once(counted: int) -> None:
-            if not killed and counted >= N_ITEMS * PER_ITEM // 3:
+            if not killed and counted >= total_labels // 3:
                 killed.append(server.kill_one_worker())
 
         try:
@@ -786,7 +873,8 @@ def test_postgresql_many_server_and_client_processes_keep_exactly_n(tmp_path):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_sqlite_threaded_server_keeps_exactly_n(request):
+@pytest.mark.parametrize("kind", list(STUDY_SIZES))
+def test_sqlite_threaded_server_keeps_exactly_n(request, kind):
     if connection.vendor != "sqlite":
         pytest.skip("the SQLite scenario (one threaded server process) runs on SQLite only")
     live_server = request.getfixturevalue("live_server")
@@ -795,7 +883,7 @@ def test_sqlite_threaded_server_keeps_exactly_n(request):
     request.addfinalizer(lambda level=request_logger.level: request_logger.setLevel(level))
     request_logger.setLevel(logging.ERROR)
     seed = _seed()
-    batch = _make_study("conc-sqlite")
+    batch = _make_study(f"conc-sqlite-{kind.replace('_', '-')}", kind)
     n_threads, per_thread = 8, 5
     worker_ids = [f"lite-worker-{index:02d}" for index in range(n_threads * per_thread)]
     random.Random(seed).shuffle(worker_ids)
@@ -813,6 +901,7 @@ def test_sqlite_threaded_server_keeps_exactly_n(request):
                 seed + index,
                 drained,
                 deadline,
+                kind,
             )
         except BaseException:
             reports[index] = {"errors": [traceback.format_exc()], "records": [], "finals": {}}

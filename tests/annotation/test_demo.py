@@ -1,4 +1,4 @@
-"""The demo that bin/run loads: live batches of both kinds, scores, a staff login."""
+"""The demo that bin/run loads: a live batch of each kind, scores, a staff login."""
 
 import io
 
@@ -18,10 +18,18 @@ def test_load_demo_is_ready_to_rate_and_idempotent(monkeypatch):
     call_command("load_demo", stdout=first)
     call_command("load_demo", stdout=second)
     batches = {b.slug: b for b in Batch.objects.all()}
-    assert set(batches) == {"demo-absolute", "demo-pairwise"}
-    assert all(b.state == "live" and b.items.count() >= 8 for b in batches.values())
+    assert {slug: b.kind for slug, b in batches.items()} == {
+        "demo-absolute": "absolute",
+        "demo-pairwise": "pairwise",
+        "demo-short-text": "short_text",
+        "demo-similarity": "similarity",
+    }
+    assert all(b.state == "live" and b.items.count() >= 6 for b in batches.values())
+    assert batches["demo-absolute"].items.count() >= 8
+    assert batches["demo-short-text"].kind_settings["normaliser"] == "census"
     assert {s.kind for s in ScoreSource.objects.all()} == {"reward_model", "lm", "judge"}
     assert "/work/demo-absolute/?worker=" in first.getvalue()
-    assert "/work/demo-pairwise/?worker=" in first.getvalue()
+    for slug in batches:
+        assert f"/work/{slug}/?worker=" in first.getvalue()
     assert User.objects.get(username="admin").check_password("demo-pass-1")
-    assert Batch.objects.count() == 2  # the second run changed nothing
+    assert Batch.objects.count() == 4  # the second run changed nothing

@@ -16,11 +16,13 @@ pytestmark = pytest.mark.django_db
 
 
 def collect(batch, values):
-    """One label per participant, through the services."""
+    """One label per participant, through the services; ``values`` are the labels as
+    stored (a pair's worker answers relative to the order the lease showed)."""
     for value in values:
         person = make_participant(batch)
         outcome = lease_next_item(batch, person)
-        submit_label(person.annotator, outcome.assignment.pk, value, 900)
+        shown = -value if outcome.assignment.shown_order == "ba" else value
+        submit_label(person.annotator, outcome.assignment.pk, shown, 900)
 
 
 def make_surplus(batch):
@@ -48,7 +50,8 @@ def test_long_jsonl_matches_database(tmp_path):
     assert {(r["item_id"], r["annotator"], r["value"]) for r in rows} == expected
     assert list(rows[0]) == [
         "batch", "kind", "item_id", "query_id", "query", "category", "response_id", "model",
-        "response", "annotator", "value", "status", "duration_ms", "submitted_at",
+        "response", "annotator", "value", "status", "shown_order", "check_passed", "duration_ms",
+        "submitted_at",
     ]  # fmt: skip
     assert rows[0]["submitted_at"].endswith("Z")
     assert all(r["status"] == "counted" for r in rows)

@@ -53,7 +53,8 @@ def build_study(kind: str = "absolute"):
       arrives (1 ``surplus``);
     * three regulars label round robin (items 1-3 complete, several labels each), one
       more person labels item 4 (partial); item 5 gets no label at all;
-    * item 2 is an attention check; one label has no duration; cells start with = + - @.
+    * item 2 has a gold answer but is no attention check (only ``check: true`` items
+      are); one label has no duration; cells start with = + - @.
     """
     batch = make_batch(kind=kind, n_items=6, per_item=N, lease_seconds=30)
     items = list(batch.items.order_by("position"))
@@ -146,6 +147,8 @@ def expected_long(batch, all_statuses=False) -> list[dict]:
             "annotator": label.annotator.pseudonym,
             "value": label.value,
             "status": label.status,
+            "shown_order": label.shown_order or None,
+            "check_passed": label.check_passed,
             "duration_ms": label.duration_ms,
             "submitted_at": iso(label.submitted_at),
         }
@@ -159,14 +162,15 @@ def expected_dense(batch) -> list[dict]:
     items = batch.items.select_related("query", "response", "response_a", "response_b")
     for item in items.order_by("position"):
         counted = item.labels.filter(status="counted").order_by("submitted_at", "pk")
-        rows.append(
-            item_part(batch, item)
-            | {
-                "labels": [label.value for label in counted],
-                "annotators": [label.annotator.pseudonym for label in counted],
-                "n": counted.count(),
-            }
-        )
+        row = item_part(batch, item) | {
+            "labels": [label.value for label in counted],
+            "annotators": [label.annotator.pseudonym for label in counted],
+            "n": counted.count(),
+        }
+        if batch.kind == "pairwise":
+            row["shown_ab"] = sum(label.shown_order == "ab" for label in counted)
+            row["shown_ba"] = sum(label.shown_order == "ba" for label in counted)
+        rows.append(row)
     return rows
 
 
@@ -180,16 +184,22 @@ def expected_annotators(batch) -> list[dict]:
         )
         if not labels:
             continue
-        durations = [label.duration_ms for label in labels if label.duration_ms is not None]
-        checks = [label.value in label.item.gold for label in labels if label.item.gold]
+        regular = [label for label in labels if label.status in ("counted", "surplus", "excluded")]
+        durations = [label.duration_ms for label in regular if label.duration_ms is not None]
+        checks = [label.check_passed for label in labels if label.status == "check"]
         rows.append(
             {
                 "annotator": participation.annotator.pseudonym,
-                "n_labels": len(labels),
+                "n_labels": len(regular),
                 "median_duration_ms": int(statistics.median(durations)) if durations else None,
                 "attention_checks_passed": sum(checks),
                 "attention_checks_failed": len(checks) - sum(checks),
+                "n_repeats": sum(label.status == "repeat" for label in labels),
+                "flagged_too_fast": sum(label.too_fast for label in regular),
+                "flagged_straightlined": sum(label.straightlined for label in regular),
                 "status": participation.status,
+                "excluded_automatically": participation.excluded_automatically,
+                "exclusion_reason": participation.exclusion_reason,
             }
         )
     return rows
@@ -250,7 +260,7 @@ def read_back(data: bytes, fmt: str) -> tuple[list[str], list[dict]]:
 def assert_matches_database(batch, layout, fmt, data: bytes, all_statuses=False):
     want = expected(batch, layout, all_statuses)
     columns, rows = read_back(data, fmt)
-    assert columns == export_schema.layout_columns(layout, batch.kind)
+    assert columns == export_schema.layout_columns(layout, batch)
     if fmt == "csv":
         want = [{key: csv_cell(value) for key, value in row.items()} for row in want]
     assert len(rows) == len(want)
@@ -264,9 +274,13 @@ def assert_matches_database(batch, layout, fmt, data: bytes, all_statuses=False)
             elif column == "annotators" and layout == "dense":
                 assert schema.field(column).type == pa.list_(pa.string())
             elif column in {
-                c.name for c in export_schema.columns(layout, batch.kind) if c.type == "int"
+                c.name for c in export_schema.columns(layout, batch) if c.type == "int"
             }:
                 assert schema.field(column).type == pa.int64(), column
+            elif column in {
+                c.name for c in export_schema.columns(layout, batch) if c.type == "bool"
+            }:
+                assert schema.field(column).type == pa.bool_(), column
             else:
                 assert schema.field(column).type == pa.string(), column
     return rows
@@ -347,8 +361,9 @@ def test_round_trip_command_and_http(tmp_path, kind, layout, fmt):
                 assert len(labels) == N
         assert by_item["item-5"]["n"] in (0, "0")  # no counted label, still a row
     if layout == "annotators":
-        assert sum(int(row["attention_checks_passed"]) for row in rows) > 0
-        assert sum(int(row["attention_checks_failed"]) for row in rows) > 0
+        # attention checks are check items (tests/annotation/test_quality.py); a regular
+        # item that carries a gold answer is no check
+        assert all(int(row["attention_checks_passed"]) == 0 for row in rows)
         assert {row["status"] for row in rows} == {"active", "excluded"}
     if layout == "long":
         excluded = Participation.objects.get(batch=batch, status="excluded").annotator
@@ -381,7 +396,9 @@ def test_csv_neutralises_formulas_but_not_numbers(tmp_path):
     assert first["category"] == "'" + FORMULA_CATEGORY
     assert first["response_a"] == "'" + FORMULA_RESPONSE
     assert first["model_a"] == "'" + FORMULA_MODEL
-    assert {"-2", "-1"} <= set(frame["value"])  # negative integers stay numbers
+    # integers, negative ones too, stay numbers: the cells are exactly the stored values
+    stored = Label.objects.filter(batch=batch, status="counted").values_list("value", flat=True)
+    assert sorted(frame["value"]) == sorted(str(value) for value in stored)
     assert all(not cell.startswith(("=", "+", "-", "@")) for cell in frame["query"])
     reread = pd.read_csv(io.BytesIO(data))
     assert str(reread["value"].dtype) == "int64"

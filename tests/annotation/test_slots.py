@@ -93,7 +93,7 @@ def test_count_if_room_counts_only_into_a_free_slot():
     assert not slots.count_if_room(item.pk)  # the late label becomes surplus
     item.refresh_from_db()
     assert (item.reserved_count, item.counted_count) == (1, 1)
-    assert slots.uncount([item.pk]) == 1
+    assert slots.uncount([(item.pk, "")]) == 1
     item.refresh_from_db()
     assert (item.reserved_count, item.counted_count) == (0, 0)
 

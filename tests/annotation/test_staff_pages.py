@@ -422,11 +422,20 @@ def test_annotator_table_for_admin_and_exclude_undo(admin):
 
 
 def test_attention_checks_are_shown(admin):
-    batch = make_batch(n_items=2, per_item=1)
-    Item.objects.filter(batch=batch).update(gold=[5])
+    batch = make_batch(n_items=5, per_item=1, check_every=1)
+    # two of the five items become attention checks (no slots, a gold answer)
+    checks = list(Item.objects.filter(batch=batch).order_by("position")[:2])
+    Item.objects.filter(pk__in=[item.pk for item in checks]).update(
+        is_check=True, gold=[5], target=0
+    )
     person = make_participant(batch)
-    rate(batch, person, value=5)
-    rate(batch, person, value=1)
+    answers = iter([5, 1])
+    for _ in range(5):
+        outcome = lease_next_item(batch, person)
+        if outcome.assignment is None:
+            break
+        is_check = outcome.assignment.item_id in {item.pk for item in checks}
+        submit_label(person.annotator, outcome.assignment.pk, next(answers) if is_check else 3)
     table = admin.get(f"/manage/{batch.slug}/annotators").content.decode()
     assert "1 / 2 passed" in table
 
@@ -473,7 +482,7 @@ def test_preview_renders_the_worker_page_and_stores_nothing(admin, researcher):
 def test_preview_of_pairwise_and_of_an_empty_batch(admin):
     pairwise = make_batch(kind="pairwise", n_items=1)
     page = admin.get(f"/manage/{pairwise.slug}/preview").content.decode()
-    assert 'id="response-a"' in page and "A is much better" in page
+    assert 'id="response-1"' in page and "Response 1 is much better" in page
     empty = make_batch(live=False, n_items=0)
     response = admin.get(f"/manage/{empty.slug}/preview")
     assert response.status_code == 200

@@ -170,7 +170,7 @@ def test_admin_runs_a_batch_end_to_end(page: Page, browser, live_server, admin_u
     expect(page.locator("#figure-counted")).to_have_text("2", timeout=10_000)
     expect(page.locator("[data-figure='active_annotators']")).to_have_text("1")
     expect(page.locator("[data-figure='items.in_progress']")).not_to_have_text("0")
-    expect(page.locator("#live-status")).to_contain_text("updated")
+    expect(page.locator("#live-status")).to_contain_text("Live: workers get items · figures of")
     assert page.evaluate("() => window.__adminMarker") == 1, "the admin page was reloaded"
     page.screenshot(path=artifacts / "admin-batch.png", full_page=True)
     page.set_viewport_size(PHONE)

@@ -56,7 +56,7 @@ def enter_study(page: Page, live_server, batch, query: str, screenshot=None) -> 
 def shown_text(page: Page) -> str:
     """The text identifying the current item (the response, or both responses)."""
     return page.evaluate(
-        """() => ["response", "response-a", "response-b"]
+        """() => ["response", "response-1", "response-2"]
             .map((id) => document.getElementById(id))
             .filter(Boolean).map((node) => node.textContent).join(" | ")"""
     )
@@ -181,11 +181,11 @@ def test_pairwise_flow_keyboard_only_and_layout(page: Page, live_server, artifac
     page.evaluate("() => { window.__marker = 1; }")
     expect(page.locator(".choice-text")).to_have_text(
         [
-            "A is much better",
-            "A is slightly better",
+            "Response 1 is much better",
+            "Response 1 is slightly better",
             "About the same",
-            "B is slightly better",
-            "B is much better",
+            "Response 2 is slightly better",
+            "Response 2 is much better",
         ]
     )
 
@@ -212,7 +212,14 @@ def test_pairwise_flow_keyboard_only_and_layout(page: Page, live_server, artifac
         expected[item_id_of(rated)] = PAIRWISE_VALUE_OF_KEY[key]
     assert page.evaluate("() => window.__marker") == 1, "the page was reloaded"
     assert_completion_page(page, batch)
-    assert labels_by_item("p2") == expected
+    # the keys are relative to the order shown; labels are stored relative to A and B
+    orders = dict(
+        Label.objects.filter(annotator__platform_id="p2").values_list(
+            "item__item_id", "shown_order"
+        )
+    )
+    stored = {item: value if orders[item] == "ab" else -value for item, value in expected.items()}
+    assert labels_by_item("p2") == stored
     assert sorted(expected.values()) == [-2, 2]
 
 

@@ -1,4 +1,4 @@
-"""manage.py analyze SLUG [--json FILE] [--bootstrap N] [--seed S]"""
+"""manage.py analyze SLUG [--json FILE] [--bootstrap N] [--seed S] [--group-by QUESTION]"""
 
 import time
 from pathlib import Path
@@ -18,14 +18,19 @@ class Command(BaseCommand):
         parser.add_argument("--json", dest="json_path", help="write the report here")
         parser.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES)
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--group-by",
+            default=None,
+            help="a choice question of the batch's questionnaire to break the figures down by",
+        )
 
-    def handle(self, *args, slug, json_path, bootstrap, seed, **options):
+    def handle(self, *args, slug, json_path, bootstrap, seed, group_by, **options):
         batch = Batch.objects.filter(slug=slug).first()
         if batch is None:
             raise CommandError(f"batch {slug!r} does not exist")
         started = time.perf_counter()
         try:
-            report = analyse_batch(batch, n_resamples=bootstrap, seed=seed)
+            report = analyse_batch(batch, n_resamples=bootstrap, seed=seed, group_by=group_by)
         except ServiceError as error:
             raise CommandError(str(error)) from error
         if json_path:

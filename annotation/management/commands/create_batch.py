@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.kinds import all_kinds
 from annotation.models import DEFAULT_ANNOTATIONS_PER_ITEM, DEFAULT_LEASE_SECONDS
+from annotation.services import questionnaire
 from annotation.services.batches import change_state, create_batch
 from core.audit import Actor
 from core.errors import ServiceError
@@ -41,6 +42,20 @@ class Command(BaseCommand):
         parser.add_argument("--quota", type=int, help="most items one annotator may label")
         parser.add_argument("--completion-url", default="", help="where finished workers go")
         parser.add_argument("--completion-code", default="", help="default: a random code")
+        design = parser.add_argument_group("study design and quality control")
+        for flag, kind, text in DESIGN_FLAGS:
+            design.add_argument(flag, type=kind, help=text)
+        design.add_argument(
+            "--flag-policy", choices=["flag", "exclude"], help="what flags lead to (default flag)"
+        )
+        design.add_argument(
+            "--questionnaire", metavar="FILE", help="a YAML or JSON list of background questions"
+        )
+        design.add_argument(
+            "--invitations-required",
+            action="store_true",
+            help="refuse ?worker= links: only signed invitation links (manage.py invitations)",
+        )
         parser.add_argument(
             "--live",
             action="store_true",
@@ -73,6 +88,7 @@ class Command(BaseCommand):
                 completion_code=options["completion_code"],
                 kind_settings=_kind_settings(options["kind_setting"]),
                 actor=Actor.command_line(),
+                **_design(options),
             )
         except ServiceError as error:
             raise CommandError(str(error)) from error
@@ -98,3 +114,41 @@ def _kind_settings(pairs: list[str]) -> dict:
             raise CommandError(f"--kind-setting: give NAME=VALUE, got {pair!r}")
         settings[name.strip()] = value.strip()
     return settings
+
+
+# (flag, type, help) of the design settings given as numbers or text
+DESIGN_FLAGS = [
+    ("--check-every", int, "one attention check after about every K items"),
+    ("--exclude-after-failed-checks", int, "exclude a worker at their F-th failed check"),
+    ("--screen-out-code", str, "the code shown to excluded (screened-out) workers"),
+    ("--full-code", str, "a code for workers who got no item (if the platform needs one)"),
+    ("--min-seconds-per-item", int, "flag labels faster than this"),
+    ("--straightline-run", int, "flag runs of this many identical labels"),
+    ("--flagged-share-to-exclude", float, "with --flag-policy exclude: the share that excludes"),
+    ("--max-concurrent-annotators", int, "most workers holding a lease at once"),
+    ("--max-lease-seconds", int, "longest a visible page keeps its item (default 3 x lease)"),
+    ("--repeat-every", int, "show an earlier item again after about every R items"),
+]
+
+
+def _design(options: dict) -> dict:
+    design = {}
+    for flag, _, _ in DESIGN_FLAGS:
+        name = flag.removeprefix("--").replace("-", "_")
+        if options.get(name) is not None:
+            design[name] = options[name]
+    if options.get("flag_policy"):
+        design["flag_policy"] = options["flag_policy"]
+    if options.get("invitations_required"):
+        design["invitations_required"] = True
+    if options.get("questionnaire"):
+        path = Path(options["questionnaire"])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise CommandError(f"--questionnaire: cannot read {path}: {error}") from error
+        try:
+            design["questionnaire"] = questionnaire.parse_file_text(text, str(path))
+        except ServiceError as error:
+            raise CommandError(f"--questionnaire: {error}") from error
+    return design

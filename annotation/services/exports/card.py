@@ -119,13 +119,77 @@ def data_card(batch: Batch) -> str:
         "- Surplus: a label that arrived after its item already held N counted labels (a late "
         "answer to an expired lease) is kept with status surplus and not counted.",
         "- No annotator labels an item twice; every label is one independent judgment.",
-        "- Attention checks are reported per annotator (annotators table); they do not "
-        "exclude anyone by themselves.",
         "",
     ]
+    lines += _design_section(batch)
     lines += _history_section(batch)
     lines += _files_section(batch)
     return "\n".join(lines)
+
+
+def _design_section(batch: Batch) -> list[str]:
+    """The study design and quality control as configured, and what they did."""
+    labels = Label.objects.filter(batch=batch)
+    checks = labels.filter(status=LabelStatus.CHECK)
+    passed = checks.filter(check_passed=True).count()
+    automatic = Participation.objects.filter(batch=batch, excluded_automatically=True).count()
+    lines = ["## Study design and quality control", ""]
+    if batch.task_kind.comparison:
+        lines.append(
+            "- Pair order: each pair was shown as Response 1 / Response 2 in a random order, "
+            "balanced per item (|A first − B first| ≤ 1 among its counted labels); labels are "
+            "stored relative to the imported A and B, with `shown_order`."
+        )
+    if batch.check_every:
+        lines.append(
+            f"- Attention checks: one after about every {batch.check_every} items (never "
+            f"counted toward N); {checks.count()} answered, {passed} passed."
+        )
+    else:
+        lines.append("- Attention checks: none interleaved.")
+    if batch.exclude_after_failed_checks:
+        lines.append(
+            f"- Exclusion after {batch.exclude_after_failed_checks} failed checks "
+            "(automatic, through the exclusion rule above)."
+        )
+    flags = []
+    if batch.min_seconds_per_item:
+        flags.append(f"labels under {batch.min_seconds_per_item} s flagged too fast")
+    if batch.straightline_run:
+        flags.append(f"runs of {batch.straightline_run} identical labels flagged")
+    if flags:
+        policy = (
+            f"annotators with more than {batch.flagged_share_to_exclude:.0%} flagged labels "
+            "excluded automatically"
+            if batch.flag_policy == "exclude"
+            else "flags reported only"
+        )
+        lines.append(f"- Quality flags: {'; '.join(flags)}; {policy}.")
+    lines.append(f"- Annotators excluded automatically by a policy: {automatic}.")
+    if batch.repeat_every:
+        repeats = labels.filter(status=LabelStatus.REPEAT).count()
+        lines.append(
+            f"- Repeats for test–retest: about every {batch.repeat_every} items; {repeats} "
+            "repeat labels (never counted)."
+        )
+    if batch.max_concurrent_annotators:
+        lines.append(f"- At most {batch.max_concurrent_annotators} workers at once.")
+    lines.append(
+        f"- Leases: {batch.lease_seconds} s, extended by the page's heartbeat while visible "
+        f"up to {batch.lease_cap_seconds} s."
+    )
+    if batch.invitations_required:
+        lines.append("- Entry by signed personal invitation only.")
+    if batch.questionnaire:
+        lines += ["", "Background questionnaire (asked once after consent; `q_<id>` columns):", ""]
+        for question in batch.questionnaire:
+            options = f" ({', '.join(question['options'])})" if question.get("options") else ""
+            lines.append(
+                f"- `{question['id']}` ({question['type']}): "
+                f"{_markdown_cell(question['text'])}{_markdown_cell(options)}"
+            )
+    lines.append("")
+    return lines
 
 
 LAYOUT_ROWS = {
@@ -178,7 +242,7 @@ def _files_section(batch: Batch) -> list[str]:
     for layout in TABLE_LAYOUTS:
         lines += [f"### {layout}: {LAYOUT_ROWS[layout]}", "", "| column | type | meaning |"]
         lines.append("|---|---|---|")
-        for column in columns(layout, batch.kind):
+        for column in columns(layout, batch):
             lines.append(f"| `{column.name}` | {column.type} | {_markdown_cell(column.meaning)} |")
         lines.append("")
     return lines

@@ -102,7 +102,7 @@ def _table(batch: Batch, layout: str, all_statuses: bool, progress=None, total=N
 
 def _text_chunks(batch, layout, fmt, all_statuses, progress=None, total=None):
     """(counter, str chunks) of a JSONL or CSV table."""
-    names = layout_columns(layout, batch.kind)
+    names = layout_columns(layout, batch)
     if layout == "long":
         groups = _Counted(
             iter_long_groups(batch, all_statuses=all_statuses), progress, total, grouped=True
@@ -127,7 +127,7 @@ def _total(batch: Batch, layout: str, all_statuses: bool) -> int:
             labels = labels.filter(status=LabelStatus.COUNTED)
         return labels.count()
     if layout == "dense":
-        return Item.objects.filter(batch=batch).count()
+        return Item.objects.filter(batch=batch, is_check=False).count()
     return Label.objects.filter(batch=batch).values("annotator_id").distinct().count()
 
 
@@ -158,7 +158,7 @@ def export_to_file(
     total = _total(batch, layout, all_statuses) if progress is not None else None
     if fmt == "parquet":
         counter, rows = _table(batch, layout, all_statuses, progress, total)
-        write_parquet(rows, path, columns(layout, batch.kind))
+        write_parquet(rows, path, columns(layout, batch))
         return counter.count
     counter, chunks = _text_chunks(batch, layout, fmt, all_statuses, progress, total)
     with open(path, "w", encoding="utf-8", newline="") as stream:

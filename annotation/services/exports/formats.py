@@ -115,6 +115,8 @@ def _arrow_type(column_type: str):
 
     return {
         "int": pa.int64(),
+        "bool": pa.bool_(),
+        "float": pa.float64(),
         "int_list": pa.list_(pa.int64()),
         "string_list": pa.list_(pa.string()),
         "string": pa.string(),

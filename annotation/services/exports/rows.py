@@ -27,8 +27,11 @@ CHUNK_SIZE = 2000
 LABEL_FIELDS = {"annotator": "annotator__pseudonym"}
 
 
-def _item_parts(batch: Batch) -> Iterator[tuple[tuple[int, int], dict]]:
-    """``((position, pk), item columns)`` for every item of the batch in import order.
+def _item_parts(
+    batch: Batch, *, include_checks: bool = True
+) -> Iterator[tuple[tuple[int, int], dict]]:
+    """``((position, pk), item columns)`` for every item of the batch in import order
+    (attention checks too, unless ``include_checks`` is false).
 
     Each column is read from its ``source``: an ORM path from ``Item``, or a text kept in
     ``Item.content`` (``"content.<key>"``, read with the whole content once per item).
@@ -37,11 +40,10 @@ def _item_parts(batch: Batch) -> Iterator[tuple[tuple[int, int], dict]]:
     paths = [column.source for column in columns if column.source and "." not in column.source]
     from_content = [column for column in columns if column.source.startswith("content.")]
     fetched = [*paths, "content"] if from_content else paths
-    items = (
-        Item.objects.filter(batch=batch)
-        .order_by("position", "pk")
-        .values_list("position", "pk", *fetched)
-    )
+    items = Item.objects.filter(batch=batch)
+    if not include_checks:
+        items = items.filter(is_check=False)
+    items = items.order_by("position", "pk").values_list("position", "pk", *fetched)
     by_path = {column.source: column.name for column in columns}
     for position, item_pk, *values in items.iterator(chunk_size=CHUNK_SIZE):
         part = {"batch": batch.slug, "kind": batch.kind}
@@ -109,11 +111,14 @@ def iter_long_groups(
 
 def _label_row(names: list[str], values: list, at: int) -> dict:
     values[at] = iso_utc(values[at])
-    return dict(zip(names, values, strict=True))
+    row = dict(zip(names, values, strict=True))
+    row["shown_order"] = row["shown_order"] or None  # "" for kinds without an order
+    return row
 
 
 def iter_dense_rows(batch: Batch) -> Iterator[dict]:
-    """One dict per item in import order, with its counted labels in submission order.
+    """One dict per regular item in import order, with its counted labels in submission
+    order (attention checks, which never hold counted labels, are left out).
 
     Two queries, both ordered by (item position, item pk) and read in chunks, are merged
     here: memory holds one item's labels at a time, whatever the size of the batch. Items
@@ -121,37 +126,40 @@ def iter_dense_rows(batch: Batch) -> Iterator[dict]:
     into its own dense columns (``TaskKind.dense_values``).
     """
     kind = get_kind(batch.kind)
-    names = [column.name for column in kind.value_columns]
+    names = [column.name for column in kind.value_columns] + ["shown_order"]
     labels = (
         ((position, item_pk), (dict(zip(names, values, strict=True)), annotator))
         for position, item_pk, annotator, *values in _label_query(
             batch, [LabelStatus.COUNTED], "annotator__pseudonym", *names
         )
     )
-    for part, group in _merge_by_item(_item_parts(batch), labels):
+    names_out = [column.name for column in columns("dense", batch)]
+    for part, group in _merge_by_item(_item_parts(batch, include_checks=False), labels):
         row = dict(part)
         row.update(kind.dense_values([label for label, _ in group]))
         row["annotators"] = [annotator for _, annotator in group]
         row["n"] = len(group)
-        yield {column.name: row[column.name] for column in columns("dense", batch.kind)}
+        yield {name: row[name] for name in names_out}
 
 
 def iter_annotator_rows(batch: Batch) -> Iterator[dict]:
     """One dict per annotator who contributed at least one label (any status).
 
-    ``status`` is the annotator's standing in the batch (``active`` or ``excluded``);
-    ``n_labels`` counts their labels of every status; ``median_duration_ms`` is the
-    median over those labels (null when none has a duration); attention checks are their
-    labels of items with a ``gold`` answer, passed when the value is one of the answers.
-
-    Demographic answers: the spec asks for "any demographic answers the batch collected",
-    but the project stores none yet (no questionnaire model), so there are no extra
-    columns; when such answers are stored they belong after ``status``.
+    ``status`` is the annotator's standing in the batch (``active`` or ``excluded``, and
+    whether a quality policy excluded them, with the reason); ``n_labels`` counts their
+    labels of regular items and ``median_duration_ms`` is the median over those (null
+    when none has a duration); attention checks are their ``check`` labels, passed when
+    the answer is one of the gold answers; the flags count their regular labels that were
+    too fast or straight-lined. The batch's questionnaire answers follow as ``q_<id>``.
     """
     names = [column.name for column in ANNOTATOR_COLUMNS]
+    questions = [question["id"] for question in batch.questionnaire or []]
     for row in annotator_rows(batch):
-        if row["n_labels"]:
-            yield {name: row[name] for name in names}
+        if row["n_labels"] or row["attention_checks_passed"] or row["attention_checks_failed"]:
+            exported = {name: row[name] for name in names}
+            for qid in questions:
+                exported[f"q_{qid}"] = row["questionnaire"].get(qid)
+            yield exported
 
 
 def iso_utc(moment: datetime | None) -> str | None:

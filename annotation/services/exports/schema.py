@@ -41,18 +41,29 @@ ITEM_COLUMNS = [
 # A label's columns in the long layout: the annotator, the kind's value columns, then these.
 ANNOTATOR_COLUMN = ExportColumn("annotator", "string", "the annotator's pseudonym")
 LABEL_TAIL_COLUMNS = [
-    ExportColumn("status", "string", "counted, surplus or excluded"),
+    ExportColumn(
+        "status", "string", "counted, surplus, excluded, check (attention check) or repeat"
+    ),
+    ExportColumn("shown_order", "string", "a pair's order on the page: ab (A first) or ba"),
+    ExportColumn("check_passed", "bool", "an attention check's outcome (null otherwise)"),
     ExportColumn("duration_ms", "int", "time from showing the item to submitting, if known"),
     ExportColumn("submitted_at", "string", "when the label was stored (UTC)"),
 ]
 ANNOTATOR_COLUMNS = [
     ExportColumn("annotator", "string", "the annotator's pseudonym"),
-    ExportColumn("n_labels", "int", "their labels in the batch, every status"),
-    ExportColumn("median_duration_ms", "int", "median time per label (null when unknown)"),
+    ExportColumn("n_labels", "int", "their labels of regular items (counted, surplus, excluded)"),
+    ExportColumn("median_duration_ms", "int", "median time per such label (null when unknown)"),
     ExportColumn("attention_checks_passed", "int", "attention checks answered as the gold"),
     ExportColumn("attention_checks_failed", "int", "attention checks answered otherwise"),
+    ExportColumn("n_repeats", "int", "items shown to them a second time (test–retest)"),
+    ExportColumn("flagged_too_fast", "int", "labels faster than the batch's minimum time"),
+    ExportColumn("flagged_straightlined", "int", "labels in a run of identical values"),
     ExportColumn("status", "string", "active or excluded"),
+    ExportColumn("excluded_automatically", "bool", "excluded by a quality policy"),
+    ExportColumn("exclusion_reason", "string", "why they were excluded (empty if not)"),
 ]
+# the questionnaire's answers follow, one column per question: q_<id>
+QUESTION_TYPES = {"choice": "string", "text": "string", "number": "float"}
 
 
 def item_columns(kind: str) -> list[ExportColumn]:
@@ -64,19 +75,27 @@ def label_columns(kind: str) -> list[ExportColumn]:
     return [ANNOTATOR_COLUMN, *get_kind(kind).value_columns, *LABEL_TAIL_COLUMNS]
 
 
-def columns(layout: str, kind: str) -> list[ExportColumn]:
-    """The columns of a table layout for a batch kind, in file order."""
+def columns(layout: str, batch: Batch) -> list[ExportColumn]:
+    """The columns of a table layout for a batch (its kind, its questionnaire), in order."""
+    kind = batch.kind
     if layout == "long":
         return item_columns(kind) + label_columns(kind)
     if layout == "dense":
         return item_columns(kind) + list(get_kind(kind).dense_columns)
     if layout == "annotators":
-        return list(ANNOTATOR_COLUMNS)
+        return list(ANNOTATOR_COLUMNS) + questionnaire_columns(batch)
     raise InvalidInput("layout", f"{layout!r} has no columns (it is not a table)")
 
 
-def layout_columns(layout: str, kind: str) -> list[str]:
-    return [column.name for column in columns(layout, kind)]
+def questionnaire_columns(batch: Batch) -> list[ExportColumn]:
+    return [
+        ExportColumn(f"q_{question['id']}", QUESTION_TYPES[question["type"]], question["text"])
+        for question in batch.questionnaire or []
+    ]
+
+
+def layout_columns(layout: str, batch: Batch) -> list[str]:
+    return [column.name for column in columns(layout, batch)]
 
 
 def export_params(layout=None, fmt=None, all_statuses=None) -> tuple[str, str, bool]:

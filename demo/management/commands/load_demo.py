@@ -1,6 +1,8 @@
-"""manage.py load_demo: the shipped sample batches, published, their model scores, a login.
+"""manage.py load_demo: the shipped sample batches (one of each kind), published, their
+model scores, a login, and the shipped One-Word Census with its human norms, analysed.
 
-Idempotent: a demo batch that exists is left as it is. Prints the worker links.
+Idempotent: a demo batch (or the demo census) that exists is left as it is. Prints the
+worker links.
 """
 
 import os
@@ -17,8 +19,14 @@ from annotation.models import Batch
 from annotation.services.batches import change_state, create_batch
 from annotation.services.importing import import_items
 from core.audit import Actor
+from diversity.census.models import Census
+from diversity.census.services.analyses import analyse_now, analysis_params
+from diversity.census.services.analyses import latest_report as latest_census_report
+from diversity.census.services.imports import CensusUpload, import_census, uploads_of_paths
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "data"
+DEMO_CENSUS = "one-word-census"
+DEMO_CENSUS_DIR = Path(__file__).resolve().parents[3] / "diversity/demo/one-word-census"
 DEMO_BATCHES = [
     {
         "slug": "demo-absolute",
@@ -33,6 +41,22 @@ DEMO_BATCHES = [
         "title": "Which answer is better? (demo)",
         "items": "pairwise.jsonl",
         "instructions": "instructions-pairwise.md",
+    },
+    {
+        # six prompts of the One-Word Census (diversity/demo/one-word-census), asked of people
+        "slug": "demo-short-text",
+        "kind": "short_text",
+        "title": "Name the first thing that comes to mind (demo)",
+        "items": "short_text.jsonl",
+        "instructions": "instructions-short-text.md",
+        "kind_settings": {"max_words": 1, "max_chars": 40, "normaliser": "census"},
+    },
+    {
+        "slug": "demo-similarity",
+        "kind": "similarity",
+        "title": "How similar are the two answers? (demo)",
+        "items": "similarity.jsonl",
+        "instructions": "instructions-similarity.md",
     },
 ]
 DEMO_ACTOR = Actor("load_demo")
@@ -63,11 +87,13 @@ class Command(BaseCommand):
                     consent_text=DEMO_CONSENT,
                     completion_url="https://app.prolific.com/submissions/complete?cc=DEMO",
                     completion_code="DEMO",
+                    kind_settings=spec.get("kind_settings"),
                     actor=DEMO_ACTOR,
                 )
                 import_items(batch, DEMO_DIR / spec["items"], actor=DEMO_ACTOR)
                 change_state(batch, "live", actor=DEMO_ACTOR)
         self._import_demo_scores()
+        self._load_demo_census()
         password = self._ensure_admin()
         self.stdout.write("Demo batches are live. Worker links (any id works for 'worker'):")
         for spec in DEMO_BATCHES:
@@ -79,6 +105,23 @@ class Command(BaseCommand):
             f"Staff pages: {base_url}/manage/  (Django admin: {base_url}/admin/)  "
             f"user 'admin'  password {password}"
         )
+        self.stdout.write(f"One-Word Census: {base_url}/manage/census/{DEMO_CENSUS}/")
+
+    def _load_demo_census(self) -> None:
+        """The 44 shipped census transcripts with the published human norms, analysed (in
+        this process, so that its page is ready whatever runs the background jobs)."""
+        census = Census.objects.filter(name=DEMO_CENSUS).first()
+        if census is None:
+            census = import_census(
+                DEMO_CENSUS,
+                uploads_of_paths([DEMO_CENSUS_DIR / "transcripts"]),
+                norms=CensusUpload(DEMO_CENSUS_DIR / "humannorms.json", "humannorms.json"),
+                description="The shipped One-Word Census: 44 models, 31 categories, with the "
+                "human norms of Van Overschelde et al. (2004).",
+                actor=DEMO_ACTOR,
+            )
+        if latest_census_report(census) is None:
+            analyse_now(census, analysis_params(), DEMO_ACTOR)
 
     def _import_demo_scores(self) -> None:
         """Three score sources (reward model, LM perplexity, judge) for the analysis page."""

@@ -1,0 +1,148 @@
+"""The shape of the analysis report (ANALYSIS.md, "Report (JSON)") for the OpenAPI schema.
+
+Schema only: ``GET /api/v1/batches/<slug>/report`` answers with the stored report
+(``analysis.reports``); these serializers describe it field by field.
+"""
+
+from drf_spectacular.utils import OpenApiExample
+from rest_framework import serializers
+
+
+class _Correlation(serializers.Serializer):
+    r = serializers.FloatField()
+    p = serializers.FloatField()
+    ci95 = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="[low, high], bootstrap."
+    )
+
+
+class ReportItem(serializers.Serializer):
+    item_id = serializers.CharField()
+    n = serializers.IntegerField(help_text="Counted labels.")
+    counts = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Label → count over the fixed label set."
+    )
+    mean = serializers.FloatField()
+    std = serializers.FloatField()
+    entropy_bits = serializers.FloatField()
+    agreement = serializers.FloatField(required=False, help_text="Pairwise only.")
+    p_disagree = serializers.FloatField(
+        required=False, help_text="Pairwise only: 1 − agreement (0.5 for an all-ties item)."
+    )
+
+
+class ReportCorrelation(serializers.Serializer):
+    source = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["lm", "reward_model", "judge", "other"])
+    subset = serializers.CharField(help_text="full, tukey_k1.5, top_entropy_10pct, …")
+    n = serializers.IntegerField()
+    spearman = _Correlation(allow_null=True)
+    pearson = _Correlation(allow_null=True)
+    reason = serializers.CharField(required=False, help_text="Why the figures are null.")
+
+
+class ReportByKind(serializers.Serializer):
+    kind = serializers.CharField()
+    subset = serializers.CharField()
+    spearman_mean = serializers.FloatField(allow_null=True)
+    pearson_mean = serializers.FloatField(allow_null=True)
+    n_sources = serializers.IntegerField()
+
+
+class ReportAgreement(serializers.Serializer):
+    krippendorff_alpha_ordinal = serializers.FloatField(allow_null=True)
+    krippendorff_alpha_interval = serializers.FloatField(allow_null=True)
+    mean_entropy_bits = serializers.FloatField(allow_null=True)
+    mean_grouped_entropy_bits = serializers.FloatField(allow_null=True)
+    mean_gini_impurity = serializers.FloatField(allow_null=True)
+    mean_pairwise_annotator_disagreement = serializers.FloatField(allow_null=True)
+    mean_majority_share = serializers.FloatField(allow_null=True)
+    mean_p_disagree = serializers.FloatField(
+        required=False, allow_null=True, help_text="Pairwise only."
+    )
+
+
+class ReportAnnotator(serializers.Serializer):
+    annotator = serializers.CharField()
+    n_labels = serializers.IntegerField()
+    n_compared = serializers.IntegerField()
+    crowd_spearman = serializers.FloatField(allow_null=True)
+    crowd_spearman_p = serializers.FloatField(allow_null=True)
+    median_duration_ms = serializers.IntegerField(allow_null=True, required=False)
+    attention_checks_passed = serializers.IntegerField(required=False)
+    attention_checks_failed = serializers.IntegerField(required=False)
+    reason = serializers.CharField(required=False)
+
+
+class ReportResponse(serializers.Serializer):
+    """The newest finished analysis of a batch (ANALYSIS.md)."""
+
+    batch = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["absolute", "pairwise"])
+    n_items = serializers.IntegerField()
+    n_labels = serializers.IntegerField()
+    n_annotators = serializers.IntegerField()
+    items = ReportItem(many=True)
+    subsets = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="Subset name → the item_ids in it.",
+    )
+    correlations = ReportCorrelation(many=True)
+    by_kind = ReportByKind(many=True)
+    agreement = ReportAgreement()
+    annotators = ReportAnnotator(many=True)
+
+
+REPORT_EXAMPLE = OpenApiExample(
+    "A small absolute batch with one source",
+    value={
+        "batch": "my-study",
+        "kind": "absolute",
+        "n_items": 2,
+        "n_labels": 50,
+        "n_annotators": 25,
+        "items": [
+            {
+                "item_id": "q07-r03",
+                "n": 25,
+                "counts": {"1": 0, "2": 3, "3": 9, "4": 10, "5": 3},
+                "mean": 3.52,
+                "std": 0.87,
+                "entropy_bits": 1.84,
+            }
+        ],
+        "subsets": {"full": ["q07-r03", "q07-r04"], "tukey_k1.5": ["q07-r03", "q07-r04"]},
+        "correlations": [
+            {
+                "source": "Skywork-Reward-Gemma-2-27B",
+                "kind": "reward_model",
+                "subset": "full",
+                "n": 2,
+                "spearman": None,
+                "pearson": None,
+                "reason": "fewer than 3 items",
+            }
+        ],
+        "by_kind": [],
+        "agreement": {
+            "krippendorff_alpha_ordinal": 0.21,
+            "krippendorff_alpha_interval": 0.24,
+            "mean_entropy_bits": 1.79,
+            "mean_grouped_entropy_bits": 1.31,
+            "mean_gini_impurity": 0.68,
+            "mean_pairwise_annotator_disagreement": 0.71,
+            "mean_majority_share": 0.6,
+        },
+        "annotators": [
+            {
+                "annotator": "a-7f3k2q",
+                "n_labels": 2,
+                "n_compared": 2,
+                "crowd_spearman": None,
+                "crowd_spearman_p": None,
+                "reason": "fewer than 3 shared items",
+            }
+        ],
+    },
+    response_only=True,
+)

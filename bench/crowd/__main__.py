@@ -1,0 +1,7 @@
+"""``python -m bench.crowd``: see README.md."""
+
+import sys
+
+from bench.crowd.run import main
+
+sys.exit(main())

@@ -1,0 +1,21 @@
+"""gunicorn settings for the compose file's ``web`` service (behind nginx, deploy/nginx).
+
+Sync workers, because nginx buffers every request and answer: a worker only ever talks
+to nginx, so a slow client cannot hold one. Each can be overridden by the environment
+(``WEB_CONCURRENCY``, ``GUNICORN_TIMEOUT``) or on the command line.
+"""
+
+import os
+
+bind = "0.0.0.0:8000"
+workers = int(os.environ.get("WEB_CONCURRENCY", "3"))
+# A request that runs longer than this is killed with its worker (then respawned).
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
+graceful_timeout = 20
+keepalive = 30  # nginx keeps upstream connections open (its "keepalive 16")
+# Only nginx reaches this port (compose publishes nginx only): trust its forwarding.
+forwarded_allow_ips = "*"
+# A worker that served this many requests is replaced: bounds slow memory growth.
+max_requests = 2000
+max_requests_jitter = 200
+accesslog = "-"

@@ -1,0 +1,22 @@
+from django.apps import AppConfig
+
+
+class CensusConfig(AppConfig):
+    """The One-Word Census in the product: imported censuses, their analyses and pages.
+
+    The pure census rules live beside this app in ``diversity.census`` (no Django there);
+    this app stores what was imported and runs those rules on it.
+    """
+
+    name = "diversity.census"
+    label = "census"
+    verbose_name = "One-Word Census"
+    # checked by core's system check: each needs a registered runner
+    job_kinds = ("census_analysis",)
+
+    def ready(self) -> None:
+        from diversity.census import access, pages
+        from diversity.census.services import analyses  # noqa: F401  (registers the job kind)
+
+        access.grant_permissions()
+        pages.register_extensions()

@@ -1,0 +1,46 @@
+"""Read-only queries of the census app."""
+
+from django.contrib.contenttypes.models import ContentType
+from django.db.models import Count, Exists, OuterRef
+
+from core.models import Job
+from diversity.census.models import Census, CensusNorm
+
+__all__ = ["census_rows"]
+
+
+def census_rows() -> list[dict]:
+    """Every census with its size, whether it has norms, and its newest finished analysis.
+
+    ``{census, n_replies, n_models, n_categories, has_norms, analysed_at}``, by name.
+    """
+    censuses = list(
+        Census.objects.annotate(
+            n_replies=Count("answers"),
+            n_models=Count("answers__answerer", distinct=True),
+            n_categories=Count("answers__category", distinct=True),
+            has_norms=Exists(CensusNorm.objects.filter(census=OuterRef("pk"))),
+        )
+        .prefetch_related("files")
+        .order_by("name")
+    )
+    finished = {}
+    jobs = Job.objects.filter(
+        subject_type=ContentType.objects.get_for_model(Census),
+        subject_id__in=[census.pk for census in censuses],
+        kind="census_analysis",
+        state=Job.State.SUCCEEDED,
+    ).order_by("finished_at")
+    for subject_id, finished_at in jobs.values_list("subject_id", "finished_at"):
+        finished[subject_id] = finished_at  # the newest wins
+    return [
+        {
+            "census": census,
+            "n_replies": census.n_replies,
+            "n_models": census.n_models,
+            "n_categories": census.n_categories,
+            "has_norms": census.has_norms,
+            "analysed_at": finished.get(census.pk),
+        }
+        for census in censuses
+    ]

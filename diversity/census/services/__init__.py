@@ -1,0 +1,1 @@
+"""The census's writes: importing a census (``imports``) and analysing it (``analyses``)."""

@@ -1,0 +1,276 @@
+"""Analysing a census: the CENSUS.md figures of its stored replies, set against human norms.
+
+``analyse_census`` builds the report (ANALYSIS.md, "One-Word Census"); the
+``census_analysis`` job runs it and keeps the report as a job file, so the census page, the
+API and ``manage.py analyze_census`` all read the newest finished one (``latest_report``).
+``analyse_now`` records such a job and runs it in this process (the command and the demo
+use it, so that their analysis appears on the page like one started there).
+"""
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from django.db import transaction
+
+from analysis.services.analyses import write_report
+from annotation.models import Batch
+from core import audit
+from core.audit import Actor
+from core.errors import InvalidInput, NotFound
+from core.jobs.execution import JobProgress, job_files_dir, run_job
+from core.jobs.kinds import register_job_kind
+from core.models import Job
+from diversity.census.access import can_analyse_census
+from diversity.census.comparison import compare_with_norms
+from diversity.census.loading import census_records, human_answers, published_norms
+from diversity.census.metrics import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CI_PERCENTILES
+from diversity.census.models import Census
+from diversity.census.norms import human_norms
+from diversity.census.report import census_report, comparison_report
+from diversity.census.study import run_census
+
+__all__ = [
+    "DEFAULT_DRAWS",
+    "DEFAULT_SEED",
+    "HUMAN_BATCH_KIND",
+    "JOB_KIND",
+    "MAX_DRAWS",
+    "analyse_census",
+    "analyse_now",
+    "analysis_params",
+    "latest_report",
+]
+
+JOB_KIND = "census_analysis"
+DEFAULT_DRAWS = BOOTSTRAP_DRAWS
+DEFAULT_SEED = BOOTSTRAP_SEED
+MAX_DRAWS = 100_000
+HUMAN_BATCH_KIND = "short_text"
+# Answers must be counted by the rule that counts the models' replies, or the two fields
+# are not comparable.
+HUMAN_BATCH_NORMALISER = "census"
+CI_LEVEL = (CI_PERCENTILES[1] - CI_PERCENTILES[0]) / 100
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _integer(field: str, value, low: int, high: int | None) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(field, f"must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise InvalidInput(field, f"must be {bounds}, got {value}")
+    return value
+
+
+def human_batch_of(slug: str | None) -> Batch | None:
+    """The ``short_text`` batch named ``slug`` (``None`` for none); ``InvalidInput`` if the
+    batch does not exist, is of another kind, or normalises answers by another rule than
+    the census's."""
+    if slug is None or (isinstance(slug, str) and not slug.strip()):
+        return None
+    if not isinstance(slug, str):
+        raise InvalidInput("human_batch", f"must be a batch slug, got {slug!r}")
+    batch = Batch.objects.filter(slug=slug.strip()).first()
+    if batch is None:
+        raise InvalidInput("human_batch", f"there is no batch {slug.strip()!r}")
+    if batch.kind != HUMAN_BATCH_KIND:
+        raise InvalidInput(
+            "human_batch",
+            f"batch {batch.slug!r} is a {batch.kind} batch; human answers come from a "
+            f"{HUMAN_BATCH_KIND} batch",
+        )
+    normaliser = batch.task_kind.clean_settings(batch.kind_settings).get("normaliser")
+    if normaliser != HUMAN_BATCH_NORMALISER:
+        raise InvalidInput(
+            "human_batch",
+            f"batch {batch.slug!r} counts answers with the {normaliser!r} normaliser; the "
+            f"census compares answers counted by the {HUMAN_BATCH_NORMALISER!r} rule",
+        )
+    return batch
+
+
+def analysis_params(bootstrap=DEFAULT_DRAWS, seed=DEFAULT_SEED, human_batch=None) -> dict:
+    """Checked job parameters: ``{"bootstrap", "seed", "human_batch"}``."""
+    batch = human_batch_of(human_batch)
+    return {
+        "bootstrap": _integer("bootstrap", bootstrap, 1, MAX_DRAWS),
+        "seed": _integer("seed", seed, 0, None),
+        "human_batch": batch.slug if batch else None,
+    }
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def analyse_census(
+    census: Census,
+    *,
+    bootstrap: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+    human_batch: Batch | None = None,
+    progress: Callable[..., None] | None = None,
+) -> dict:
+    """The census report of ANALYSIS.md: per model, per category, and against human norms
+    (the imported norms, and those computed from ``human_batch`` when one is given).
+
+    ``progress(step, None, message)`` reports each step (no total: the steps differ in
+    length by orders of magnitude, so a share would mislead).
+    """
+    progress = progress or (lambda done, total=None, message="": None)
+    progress(0, None, "Reading the replies")
+    records = census_records(census)
+    progress(1, None, "Scoring the models")
+    result = run_census(records, draws=bootstrap, seed=seed)
+    report = {
+        "census": census.name,
+        "settings": {
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "ci_level": CI_LEVEL,
+            "human_batch": human_batch.slug if human_batch else None,
+        },
+        **_field_summary(records, result),
+        **census_report(result.per_model, result.per_category),
+    }
+    # the comparison with human norms uses n >= 5 %; report it beside the other figures
+    for category, figures in result.per_category.items():
+        report["per_category"][category]["n_ge5"] = int(figures.n_ge5)
+    progress(2, None, "Comparing with the imported norms")
+    norms = published_norms(census)
+    report["norms"] = None
+    if norms is not None:
+        report["norms"] = {
+            "source": norms.source,
+            "n_categories": len(norms.human),
+            "wording_mismatch": sorted(norms.wording_mismatch),
+            "published": comparison_report(
+                compare_with_norms(norms.human, norms.published_model, "published")
+            ),
+            "computed": comparison_report(
+                compare_with_norms(norms.human, result.per_category, "computed")
+            ),
+        }
+    progress(3, None, "Comparing with the human batch")
+    report["human_batch"] = (
+        _human_batch_section(human_batch, result.per_category) if human_batch else None
+    )
+    return report
+
+
+def _field_summary(records, result) -> dict:
+    scored = result.per_model
+    answerers = sorted({record.model for record in records})
+    return {
+        "n_cells": len(records),
+        "n_answers": sum(figures.n_answers for figures in result.per_category.values()),
+        "n_failed": len(result.field.failed),
+        "failed_by_reason": dict(Counter(cell.reason for cell in result.field.failed)),
+        "n_models": len(scored),
+        "n_categories": len(result.per_category),
+        "left_out_models": [answerer for answerer in answerers if answerer not in scored],
+        "medians": {
+            "surprisal": float(np.median([m.surprisal for m in scored.values()]))
+            if scored
+            else None,
+            "self_distinct": float(np.median([m.self_distinct for m in scored.values()]))
+            if scored
+            else None,
+        },
+    }
+
+
+def _human_batch_section(batch: Batch, per_category) -> dict:
+    answers = human_answers(batch)
+    norms = human_norms(answers.by_category)
+    return {
+        "batch": batch.slug,
+        "n_labels": answers.n_labels,
+        "n_annotators": answers.n_annotators,
+        "n_without_category": answers.n_without_category,
+        "n_without_answer": answers.n_without_answer,
+        "per_category": {
+            category: {
+                "modal": norm.modal,
+                "modal_share": float(norm.modal_share),
+                "n_ge5": int(norm.n_ge5),
+                "n_answers": len(answers.by_category[category]),
+            }
+            for category, norm in norms.items()
+        },
+        "categories_not_in_census": [c for c in norms if c not in per_category],
+        "computed": comparison_report(compare_with_norms(norms, per_category, "computed")),
+    }
+
+
+# --------------------------------------------------------------------------- the job
+
+
+@register_job_kind(JOB_KIND, can_view=can_analyse_census)
+def run_census_analysis(job: Job, progress: JobProgress) -> tuple[dict, str]:
+    census = job.subject
+    if census is None:
+        raise NotFound("census: the census of this analysis no longer exists")
+    params = job.params or {}
+    checked = analysis_params(
+        params.get("bootstrap", DEFAULT_DRAWS),
+        params.get("seed", DEFAULT_SEED),
+        params.get("human_batch"),
+    )
+    report = analyse_census(
+        census,
+        bootstrap=checked["bootstrap"],
+        seed=checked["seed"],
+        human_batch=human_batch_of(checked["human_batch"]),
+        progress=progress,
+    )
+    filename = f"{job.pk}-census-{census.name}-report.json"
+    write_report(report, job_files_dir() / filename)
+    summary = {
+        "n_models": report["n_models"],
+        "n_categories": report["n_categories"],
+        "n_answers": report["n_answers"],
+        "human_batch": checked["human_batch"],
+    }
+    return summary, filename
+
+
+def analyse_now(census: Census, params: dict, actor: Actor | None = None) -> Job:
+    """Record a ``census_analysis`` job and run it in this process, whatever the queue.
+
+    Recorded and audited like a job started from the page (``core.jobs.queue``), so the
+    census page shows its report; returns the finished (or failed) job.
+    """
+    with transaction.atomic():
+        job = Job.objects.create(
+            kind=JOB_KIND,
+            subject=census,
+            params=params,
+            created_by=actor.user if actor else None,
+        )
+        audit.record(
+            f"{JOB_KIND}.requested",
+            subject=census,
+            actor=actor,
+            changes={"job": str(job.pk), **params},
+        )
+    return run_job(str(job.pk))
+
+
+def latest_report(census: Census) -> tuple[Job, dict] | None:
+    """The newest finished analysis of the census and its report, if any."""
+    job = census.jobs.filter(kind=JOB_KIND, state=Job.State.SUCCEEDED).order_by("-finished_at")
+    job = job.first()
+    if job is None:
+        return None
+    path = job_files_dir() / job.result_path
+    if not Path(path).exists():
+        return None
+    with open(path, encoding="utf-8") as stream:
+        return job, json.load(stream)

@@ -1,0 +1,343 @@
+"""The census pages of the staff site, under ``/manage/census/`` (ANALYSIS.md, "One-Word
+Census").
+
+* the list (``/manage/census/``): every census with its size and newest analysis, an upload
+  form (reply files and an optional norms file) and a button that analyses a census;
+* a census (``/manage/census/<name>/``): the newest finished report — models ranked by
+  surprisal, the surprisal × self-distinctness scatter, the modal-share bars next to the
+  human norms, the model and category tables — with the CSV and JSON downloads, and the
+  form that runs the analysis again (optionally against a ``short_text`` batch).
+
+Views stay thin: the services import and analyse, ``presentation`` and ``plots`` shape the
+report for the page.
+"""
+
+from django import forms
+from django.contrib import messages
+from django.core.cache import cache
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_POST
+
+from analysis.presentation import csv_stream
+from annotation.models import Batch
+from core.access import staff_page
+from core.audit import Actor
+from core.errors import ServiceError
+from core.jobs.execution import job_files_dir
+from core.jobs.queue import start_job
+from core.models import Job
+from core.tabular import ImportRejected
+from diversity.census import plots, presentation, selectors
+from diversity.census.access import can_analyse_census, can_import_census, can_view_census
+from diversity.census.models import Census
+from diversity.census.services.analyses import (
+    DEFAULT_DRAWS,
+    DEFAULT_SEED,
+    HUMAN_BATCH_KIND,
+    JOB_KIND,
+    MAX_DRAWS,
+    analysis_params,
+    latest_report,
+)
+from diversity.census.services.imports import CensusUpload, import_census
+
+CHART_CACHE_SECONDS = 24 * 3600
+
+
+class RunCensusForm(forms.Form):
+    bootstrap = forms.IntegerField(
+        label="Bootstrap draws",
+        min_value=1,
+        max_value=MAX_DRAWS,
+        initial=DEFAULT_DRAWS,
+        help_text="For the 90 % intervals of surprisal (CENSUS.md: 2,000).",
+    )
+    seed = forms.IntegerField(
+        label="Seed", min_value=0, initial=DEFAULT_SEED, help_text="CENSUS.md: 7."
+    )
+    human_batch = forms.ChoiceField(
+        label="Human batch",
+        required=False,
+        help_text=f"A {HUMAN_BATCH_KIND} batch whose answers give people's norms.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        slugs = Batch.objects.filter(kind=HUMAN_BATCH_KIND).order_by("slug")
+        self.fields["human_batch"].choices = [("", "none")] + [
+            (slug, slug) for slug in slugs.values_list("slug", flat=True)
+        ]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _jobs(census: Census):
+    return census.jobs.filter(kind=JOB_KIND)
+
+
+def _active_job(census: Census) -> Job | None:
+    running = _jobs(census).filter(state__in=[Job.State.PENDING, Job.State.RUNNING])
+    return running.order_by("-created_at").first()
+
+
+def _failed_job(census: Census) -> Job | None:
+    """The newest finished analysis, if it failed (an older report may still be shown)."""
+    finished = _jobs(census).filter(state__in=[Job.State.SUCCEEDED, Job.State.FAILED])
+    newest = finished.order_by("-created_at").first()
+    return newest if newest is not None and newest.state == Job.State.FAILED else None
+
+
+def _job_status(job: Job) -> dict:
+    return {
+        "id": str(job.pk),
+        "state": job.state,
+        "progress": job.progress,
+        "total": job.total,
+        "message": job.message,
+        "status_url": reverse("api-job", args=[job.pk]),
+    }
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _report_or_404(census: Census) -> tuple[Job, dict]:
+    found = latest_report(census)
+    if found is None:
+        raise Http404(f"Census {census.name} has no finished analysis yet.")
+    return found
+
+
+def _charts(job: Job, report: dict) -> list[dict]:
+    """The report's charts as inline SVG, drawn once per finished job (then cached)."""
+    key = f"census-report-charts:{job.pk}"
+    charts = cache.get(key)
+    if charts is None:
+        charts = _render_charts(report)
+        cache.set(key, charts, CHART_CACHE_SECONDS)
+    return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]  # noqa: S308
+
+
+def _render_charts(report: dict) -> list[dict]:
+    level = report["settings"]["ci_level"]
+    more = [c for c in presentation.comparisons(report) if c["key"] in ("computed", "batch")]
+    concentrated = " ".join(
+        f"{c['title']}: the model field is more concentrated in {c['n_more']} of "
+        f"{c['n_categories']} shared categories."
+        for c in more
+    )
+    candidates = [
+        (
+            "ranking",
+            "Models ranked by surprisal",
+            "Surprisal of an answer = −log₂((n + 1) / (N + V)), n = how often the other models "
+            "gave it in that category, N = their answers, V = distinct answers of the category "
+            "among them and this model; a model's value is the mean over all its scored answers. "
+            f"Bars: {level:.0%} bootstrap interval over its categories (percentiles 5 and 95).",
+            "wide",
+            lambda: plots.surprisal_ranking(report.get("per_model", {}), level),
+        ),
+        (
+            "scatter",
+            "Surprisal × self-distinctness",
+            "Self-distinctness = mean over categories of (distinct answers / answers) of the "
+            "model's own runs. Dashed lines: the medians over the models; above a median is "
+            "high. Explorer: both high; true-contrarian: surprisal only; consensus-sampler: "
+            "self-distinctness only; consensus-fixed: neither.",
+            "wide",
+            lambda: plots.type_scatter(report.get("per_model", {}), report.get("medians", {})),
+        ),
+        (
+            "modal-share",
+            "Modal share per category",
+            "Modal share = count of the most frequent answer / all answers of the category "
+            "(first answers for the human norms). "
+            + (concentrated or "No human norms to compare with in this report."),
+            "wide",
+            lambda: plots.modal_share_bars(
+                presentation.bar_rows(report), presentation.bar_series(report)
+            ),
+        ),
+    ]
+    charts = []
+    for key, title, caption, width, draw in candidates:
+        svg = draw()
+        if svg is not None:
+            charts.append(
+                {"key": key, "title": title, "caption": caption, "width": width, "svg": svg}
+            )
+    return charts
+
+
+# --------------------------------------------------------------------------- the list
+
+
+def _list_context(request: HttpRequest, **extra) -> dict:
+    return {
+        "rows": selectors.census_rows(),
+        "can_import": can_import_census(request.user),
+        "can_analyse": can_analyse_census(request.user),
+        "default_bootstrap": DEFAULT_DRAWS,
+        "default_seed": DEFAULT_SEED,
+        **extra,
+    }
+
+
+@staff_page(can_view_census)
+@require_GET
+def census_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "census/census_list.html", _list_context(request))
+
+
+@staff_page(can_import_census)
+@require_POST
+def census_upload(request: HttpRequest) -> HttpResponse:
+    """The list page's upload: all or nothing, problems listed on the list page."""
+    name = request.POST.get("name", "")
+    description = request.POST.get("description", "")
+    files = [CensusUpload(upload, upload.name) for upload in request.FILES.getlist("files")]
+    norms_upload = request.FILES.get("norms")
+    norms = CensusUpload(norms_upload, norms_upload.name) if norms_upload else None
+    try:
+        census = import_census(
+            name, files, norms=norms, description=description, actor=Actor.of(request.user)
+        )
+    except ImportRejected as rejected:
+        problems = list(rejected.problems)
+    except ServiceError as error:
+        problems = [str(error)]
+    else:
+        messages.success(request, f"Imported census {census.name}.")
+        return redirect("manage-census", name=census.name)
+    context = _list_context(
+        request, problems=problems, form_values={"name": name, "description": description}
+    )
+    return render(request, "census/census_list.html", context, status=400)
+
+
+# --------------------------------------------------------------------------- a census
+
+
+@staff_page(can_view_census)
+@require_GET
+def census_page(request: HttpRequest, name: str) -> HttpResponse:
+    census = get_object_or_404(Census, name=name)
+    found = latest_report(census)
+    job, report = found if found is not None else (None, None)
+    active = _active_job(census)
+    params = (job.params or {}) if job is not None else {}
+    context = {
+        "census": census,
+        "files": census.files.all(),
+        "job": job,
+        "report": report,
+        "active_job": active,
+        "active_status": _job_status(active) if active else None,
+        "failed_job": _failed_job(census),
+        "form": RunCensusForm(
+            initial={
+                "bootstrap": params.get("bootstrap", DEFAULT_DRAWS),
+                "seed": params.get("seed", DEFAULT_SEED),
+                "human_batch": params.get("human_batch") or "",
+            }
+        ),
+        "run_url": reverse("manage-census-run", args=[census.name]),
+        "can_analyse": can_analyse_census(request.user),
+    }
+    if report is not None:
+        human_batch = (report.get("human_batch") or {}).get("batch")
+        context.update(
+            {
+                "settings": report["settings"],
+                "charts": _charts(job, report),
+                "comparisons": presentation.comparisons(report),
+                "model_rows": presentation.model_rows(report),
+                "category_rows": presentation.category_rows(report),
+                "has_norms": bool(report.get("norms")),
+                "human_batch": human_batch,
+                "human_batch_exists": bool(
+                    human_batch and Batch.objects.filter(slug=human_batch).exists()
+                ),
+            }
+        )
+    return render(request, "census/census_page.html", context)
+
+
+@staff_page(can_analyse_census)
+@require_POST
+def run_census(request: HttpRequest, name: str) -> HttpResponse:
+    """Start an analysis job; JSON (for the page's script) or a redirect to the census."""
+    census = get_object_or_404(Census, name=name)
+    form = RunCensusForm(request.POST)
+    try:
+        if not form.is_valid():
+            problems = "; ".join(
+                f"{form[field].label}: {' '.join(errors)}" for field, errors in form.errors.items()
+            )
+            raise ServiceError(problems)
+        params = analysis_params(
+            form.cleaned_data["bootstrap"],
+            form.cleaned_data["seed"],
+            form.cleaned_data["human_batch"] or None,
+        )
+        job = start_job(JOB_KIND, census, params, request.user)
+    except ServiceError as error:
+        if _wants_json(request):
+            return JsonResponse({"error": str(error)}, status=400)
+        messages.error(request, f"Analysis not started — {error}")
+        return redirect("manage-census", name=census.name)
+    job.refresh_from_db()
+    if _wants_json(request):
+        return JsonResponse(_job_status(job), status=202)
+    if job.state == Job.State.SUCCEEDED:
+        messages.success(request, f"Census {census.name} analysed.")
+    elif job.state == Job.State.FAILED:
+        messages.error(request, f"Analysis failed: {job.message}")
+    else:
+        messages.success(request, "Analysis started; this page follows its progress.")
+    return redirect("manage-census", name=census.name)
+
+
+# --------------------------------------------------------------------------- downloads
+
+
+@staff_page(can_view_census)
+@require_GET
+def report_json(request: HttpRequest, name: str) -> FileResponse:
+    census = get_object_or_404(Census, name=name)
+    job, _ = _report_or_404(census)
+    return FileResponse(
+        open(job_files_dir() / job.result_path, "rb"),  # FileResponse closes it
+        as_attachment=True,
+        filename=f"census-{census.name}-report.json",
+        content_type="application/json",
+    )
+
+
+REPORT_TABLES = {"models": presentation.model_table, "categories": presentation.category_table}
+
+
+@staff_page(can_view_census)
+@require_GET
+def report_table_csv(request: HttpRequest, name: str, table: str) -> StreamingHttpResponse:
+    """The per-model or per-category table as a CSV download."""
+    census = get_object_or_404(Census, name=name)
+    _, report = _report_or_404(census)
+    columns, rows = REPORT_TABLES[table](report)
+    response = StreamingHttpResponse(
+        csv_stream(columns, rows), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="census-{census.name}-{table}.csv"'
+    return response

@@ -1,0 +1,152 @@
+"""The Genie API (API.md, "Genie"): list and import sets, start an analysis job, fetch the
+newest report."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api.jobs import start_job_response
+from core.audit import Actor
+from core.errors import InvalidInput, NotFound
+from diversity.genie import selectors
+from diversity.genie.access import CanAnalyseGenie, CanImportGenie
+from diversity.genie.models import GenieSet
+from diversity.genie.services.analyses import (
+    DEFAULT_DRAWS,
+    DEFAULT_SEED,
+    JOB_KIND,
+    analysis_params,
+    latest_report,
+)
+from diversity.genie.services.imports import import_genie
+
+
+class GenieUploadRequest(serializers.Serializer):
+    name = serializers.CharField(help_text="lower-case letters, digits and hyphens")
+    file = serializers.FileField(help_text="judgments as .jsonl or .csv (FORMATS.md, 'Genie')")
+    description = serializers.CharField(required=False)
+
+
+GENIE_SUMMARY_FIELDS = {
+    "name": serializers.CharField(),
+    "description": serializers.CharField(),
+    "created_at": serializers.DateTimeField(),
+    "file": serializers.DictField(),
+    "n_judgments": serializers.IntegerField(),
+    "n_llm": serializers.IntegerField(),
+    "n_human": serializers.IntegerField(),
+    "human_batch": serializers.CharField(allow_null=True),
+    "analysed_at": serializers.DateTimeField(allow_null=True),
+}
+GenieSummary = inline_serializer("GenieSummary", fields=GENIE_SUMMARY_FIELDS)
+GenieSummaryList = inline_serializer("GenieSummary", fields=GENIE_SUMMARY_FIELDS, many=True)
+
+
+class GenieAnalysisRequest(serializers.Serializer):
+    bootstrap = serializers.IntegerField(required=False, default=DEFAULT_DRAWS)
+    seed = serializers.IntegerField(required=False, default=DEFAULT_SEED)
+    human_batch = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+
+
+def genie_payload(row: dict) -> dict:
+    genie_set = row["genie_set"]
+    return {
+        "name": genie_set.name,
+        "description": genie_set.description,
+        "created_at": genie_set.created_at,
+        "file": {
+            "name": genie_set.file_name,
+            "bytes": genie_set.file_bytes,
+            "sha256": genie_set.file_sha256,
+        },
+        "n_judgments": row["n_judgments"],
+        "n_llm": row["n_llm"],
+        "n_human": row["n_human"],
+        "human_batch": genie_set.human_batch.slug if genie_set.human_batch else None,
+        "analysed_at": row["analysed_at"],
+    }
+
+
+class GenieListView(APIView):
+    """List Genie sets; import one (multipart ``name``, ``file``, optional ``description``)."""
+
+    permission_classes = [CanImportGenie]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        tags=["genie"],
+        summary="List Genie sets",
+        description="Every Genie set with its file (size, SHA-256), its judgments by source, "
+        "its similarity batch and when it was last analysed.",
+        responses=GenieSummaryList,
+    )
+    def get(self, request):
+        return Response([genie_payload(row) for row in selectors.genie_rows()])
+
+    @extend_schema(
+        tags=["genie"],
+        summary="Import a Genie set",
+        description="Similarity judgments from a JSONL or CSV file (`file`), all or nothing: "
+        "400 with every `FILE:LINE: field: message` in `problems` (FORMATS.md, Genie).",
+        request={"multipart/form-data": GenieUploadRequest},
+        responses={201: GenieSummary},
+    )
+    def post(self, request):
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise InvalidInput("file", "attach the judgments file as 'file' (multipart)")
+        genie_set = import_genie(
+            request.data.get("name", ""),
+            upload,
+            filename=upload.name,
+            description=request.data.get("description", "") or "",
+            actor=Actor.of(request.user),
+        )
+        row = next(row for row in selectors.genie_rows() if row["genie_set"].pk == genie_set.pk)
+        return Response(genie_payload(row), status=status.HTTP_201_CREATED)
+
+
+class StartGenieAnalysisView(APIView):
+    """Start an analysis job; poll ``status_url``, then fetch the report."""
+
+    permission_classes = [CanAnalyseGenie]
+
+    @extend_schema(
+        tags=["genie"],
+        summary="Start a Genie analysis",
+        description="Runs the Genie analysis (ANALYSIS.md, Genie) as a job, with the human "
+        "similarities of a similarity batch (default: the set's own): 202 with the job; poll "
+        "its `status_url`, then read `GET …/report`.",
+        request=GenieAnalysisRequest,
+        responses={202: dict},
+    )
+    def post(self, request, name: str):
+        genie_set = get_object_or_404(GenieSet, name=name)
+        settings = GenieAnalysisRequest(data=request.data)
+        settings.is_valid(raise_exception=True)
+        params = analysis_params(**settings.validated_data)
+        return start_job_response(request, JOB_KIND, genie_set, params)
+
+
+class GenieReportView(APIView):
+    """The newest finished report of the set (ANALYSIS.md, "Genie")."""
+
+    permission_classes = [CanAnalyseGenie]
+
+    @extend_schema(
+        tags=["genie"],
+        summary="The newest Genie report",
+        description="The report of the newest finished Genie analysis: novelty per document "
+        "and feature, per feature with intervals, human-versus-LLM agreement. 404 until an "
+        "analysis has finished.",
+        responses=dict,
+    )
+    def get(self, request, name: str):
+        genie_set = get_object_or_404(GenieSet, name=name)
+        found = latest_report(genie_set)
+        if found is None:
+            raise NotFound(f"genie: {name} has no finished analysis yet; start one first")
+        return Response(found[1])

@@ -1,0 +1,22 @@
+from django.apps import AppConfig
+
+
+class GenieConfig(AppConfig):
+    """Genie in the product: imported judgment sets, their analyses, pages and human batches.
+
+    The pure Genie code lives beside this app in ``diversity.genie`` (no Django there); this
+    app stores what was imported and runs that code on it.
+    """
+
+    name = "diversity.genie"
+    label = "genie"
+    verbose_name = "Genie"
+    # checked by core's system check: each needs a registered runner
+    job_kinds = ("genie_analysis",)
+
+    def ready(self) -> None:
+        from diversity.genie import access, pages
+        from diversity.genie.services import analyses  # noqa: F401  (registers the job kind)
+
+        access.grant_permissions()
+        pages.register_extensions()

@@ -1,0 +1,83 @@
+"""What a Genie set keeps: its judgment file, row by row, and the human batch made from it.
+
+Each ``GenieJudgment`` is one row of the imported file (FORMATS.md, "Genie judgments"), kept
+as given: the analysis turns the rows back into ``diversity.genie.records.Judgment`` and
+scores them with the pure code. Human similarity labels collected on the platform live in
+a ``similarity`` batch (``GenieSet.human_batch``, made by ``genie_batch``), not here.
+"""
+
+from django.conf import settings
+from django.contrib.contenttypes.fields import GenericRelation
+from django.db import models
+from django.db.models import Q
+
+from annotation.models import Batch
+
+
+class GenieSet(models.Model):
+    """An imported set of Genie similarity judgments (one file)."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True, default="")
+    file_name = models.CharField(max_length=255)
+    file_bytes = models.PositiveBigIntegerField()
+    file_sha256 = models.CharField(max_length=64)
+    human_batch = models.ForeignKey(
+        Batch,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The similarity batch made from this set (genie_batch), if any.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    jobs = GenericRelation(
+        "core.Job",
+        content_type_field="subject_type",
+        object_id_field="subject_id",
+        related_query_name="genie_set",
+    )
+
+    class Meta:
+        ordering = ["name"]
+        permissions = [("analyse_genie", "Can run Genie analyses")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class GenieJudgment(models.Model):
+    """One row of the file: a similarity judgment of a (target, population) answer pair."""
+
+    genie_set = models.ForeignKey(GenieSet, on_delete=models.CASCADE, related_name="judgments")
+    position = models.PositiveIntegerField(help_text="The row's order in the imported file.")
+    prompt_id = models.CharField(max_length=200)
+    question_id = models.CharField(max_length=200)
+    feature = models.CharField(max_length=200)
+    question = models.TextField(null=True, blank=True, help_text="The question's text, if given.")
+    document_id = models.CharField(max_length=200)
+    population_id = models.CharField(max_length=200)
+    target_answer = models.TextField(null=True, blank=True, help_text="Empty: no answer.")
+    population_answer = models.TextField(null=True, blank=True, help_text="Empty: no answer.")
+    similarity = models.FloatField(null=True, blank=True)
+    source = models.CharField(max_length=8)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(source__in=["llm", "human"]), name="genie_judgment_source_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(similarity__isnull=True) | Q(similarity__gte=1, similarity__lte=4),
+                name="genie_judgment_similarity_1_to_4",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["genie_set", "prompt_id", "question_id"], name="genie_question"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.genie_set_id}:{self.position}"

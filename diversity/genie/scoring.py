@@ -1,0 +1,151 @@
+"""Genie novelty scores: how unlike a population a document is, feature by feature.
+
+With sim in [1, 4] the similarity of the document's answer to one population answer:
+
+* norm = (sim - 1) / 3, in [0, 1];
+* Q(doc, q) = 1 - mean over the population's usable pairs of norm (question novelty);
+* Genie(doc, f) = mean of Q(doc, q) over the questions q of feature f (feature novelty).
+
+A pair with a missing answer on either side is dropped; a question with no usable pair is
+skipped; a feature with no scored question has no score (``None``, never NaN). Across
+documents, a feature is summarised by the mean of its document scores and a percentile
+bootstrap interval that resamples documents. Pure Python and numpy.
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from diversity.genie.pairs import pair_similarities
+from diversity.genie.records import Judgment
+
+__all__ = [
+    "BOOTSTRAP_DRAWS",
+    "BOOTSTRAP_SEED",
+    "CI_LEVEL",
+    "DocumentFeatureScore",
+    "FeatureSummary",
+    "document_scores",
+    "feature_novelty",
+    "feature_summary",
+    "normalised_similarity",
+    "question_novelty",
+]
+
+BOOTSTRAP_DRAWS = 1000
+BOOTSTRAP_SEED = 7
+CI_LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class DocumentFeatureScore:
+    """Genie(doc, feature), from ``n_questions`` scored questions of that feature."""
+
+    prompt_id: str
+    document_id: str
+    feature: str
+    novelty: float
+    n_questions: int
+
+
+@dataclass(frozen=True)
+class FeatureSummary:
+    """A feature across documents: mean novelty and its bootstrap interval."""
+
+    feature: str
+    mean: float
+    ci_low: float
+    ci_high: float
+    level: float  # the interval's coverage, e.g. 0.95
+    n_documents: int
+
+
+def normalised_similarity(similarity: float | np.ndarray) -> float | np.ndarray:
+    """norm = (sim - 1) / 3: a 1-4 similarity mapped onto [0, 1]."""
+    return (similarity - 1.0) / 3.0
+
+
+def question_novelty(similarities: Sequence[float | None] | np.ndarray) -> float | None:
+    """Q = 1 - mean((sim - 1) / 3) over one document's pairs for one question.
+
+    ``None`` (or NaN) entries are dropped pairs; ``None`` when no pair is left.
+    """
+    values = np.array([np.nan if value is None else value for value in similarities], float)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return None
+    return float(1.0 - normalised_similarity(values).mean())
+
+
+def feature_novelty(question_scores: Iterable[float | None]) -> float | None:
+    """Genie(doc, f) = mean of Q over the feature's questions; ``None`` entries are skipped
+    (questions with no usable pair) and ``None`` is returned when none is left."""
+    scored = [score for score in question_scores if score is not None]
+    if not scored:
+        return None
+    return sum(scored) / len(scored)
+
+
+def document_scores(judgments: Iterable[Judgment], source: str) -> list[DocumentFeatureScore]:
+    """Genie(doc, feature) of every (prompt, document, feature) with a scored question.
+
+    Uses the judgments of one ``source`` (``llm`` or ``human``; a pair's similarity is the mean
+    of its labels). Documents are identified by (prompt_id, document_id); results come in
+    first-seen order of document, then feature.
+    """
+    judgments = list(judgments)
+    feature_of = {(j.prompt_id, j.question_id): j.feature for j in judgments}
+    # (prompt, document) -> feature -> question -> the similarities of its usable pairs
+    grouped: dict[tuple[str, str], dict[str, dict[str, list[float]]]] = {}
+    for pair, similarity in pair_similarities(judgments, source).items():
+        feature = feature_of[(pair.prompt_id, pair.question_id)]
+        grouped.setdefault((pair.prompt_id, pair.document_id), {}).setdefault(
+            feature, {}
+        ).setdefault(pair.question_id, []).append(similarity)
+
+    scores = []
+    for (prompt_id, document_id), by_feature in grouped.items():
+        for feature, by_question in by_feature.items():
+            question_scores = [question_novelty(sims) for sims in by_question.values()]
+            novelty = feature_novelty(question_scores)
+            if novelty is not None:
+                n_questions = sum(score is not None for score in question_scores)
+                scores.append(
+                    DocumentFeatureScore(prompt_id, document_id, feature, novelty, n_questions)
+                )
+    return scores
+
+
+def feature_summary(
+    scores: Iterable[DocumentFeatureScore],
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = CI_LEVEL,
+) -> dict[str, FeatureSummary]:
+    """Per feature: mean of Genie(doc, f) over documents, with a percentile bootstrap CI.
+
+    Each draw resamples the feature's n documents with replacement (``numpy.random.
+    default_rng(seed).integers(0, n, size=(draws, n))``, a fresh generator per feature so that
+    a feature's interval does not depend on the others) and takes the mean; the interval is
+    the ((1 - level) / 2, (1 + level) / 2) percentiles of the draw means. Features in
+    first-seen order.
+    """
+    by_feature: dict[str, list[float]] = {}
+    for score in scores:
+        by_feature.setdefault(score.feature, []).append(score.novelty)
+    tail = (1.0 - level) / 2.0 * 100.0
+    summaries = {}
+    for feature, novelties in by_feature.items():
+        values = np.array(novelties, dtype=float)
+        drawn = np.random.default_rng(seed).integers(0, values.size, size=(draws, values.size))
+        low, high = np.percentile(values[drawn].mean(axis=1), [tail, 100.0 - tail])
+        summaries[feature] = FeatureSummary(
+            feature=feature,
+            mean=float(values.mean()),
+            ci_low=float(low),
+            ci_high=float(high),
+            level=level,
+            n_documents=int(values.size),
+        )
+    return summaries

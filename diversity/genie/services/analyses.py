@@ -1,0 +1,258 @@
+"""Analysing a Genie set: novelty per document and feature from each judgment source, per
+feature across documents, and the agreement of human and LLM judgments.
+
+``analyse_genie`` builds the report (ANALYSIS.md, "Genie"); the ``genie_analysis`` job runs
+it and keeps the report as a job file, read back by the page, the API and
+``manage.py analyze_genie`` (``latest_report``). ``analyse_now`` records such a job and runs
+it in this process (the command uses it, so its analysis appears on the page).
+
+Human similarities come from a ``similarity`` batch when one is used (the ``human_batch``
+parameter, else the batch made from the set by ``genie_batch``); without a batch, from the
+file's own ``human`` rows, if any.
+"""
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from django.db import transaction
+
+from analysis.services.analyses import write_report
+from annotation.models import Batch
+from core import audit
+from core.audit import Actor
+from core.errors import InvalidInput, NotFound
+from core.jobs.execution import JobProgress, job_files_dir, run_job
+from core.jobs.kinds import register_job_kind
+from core.models import Job
+from diversity.genie.access import can_analyse_genie
+from diversity.genie.agreement import judge_agreement
+from diversity.genie.loading import batch_judgments, set_judgments
+from diversity.genie.models import GenieSet
+from diversity.genie.pairs import pair_similarities
+from diversity.genie.records import SOURCES, Judgment
+from diversity.genie.report import genie_report
+from diversity.genie.scoring import (
+    BOOTSTRAP_DRAWS,
+    BOOTSTRAP_SEED,
+    CI_LEVEL,
+    document_scores,
+    feature_summary,
+)
+
+__all__ = [
+    "DEFAULT_DRAWS",
+    "DEFAULT_SEED",
+    "HUMAN_BATCH_KIND",
+    "JOB_KIND",
+    "MAX_DRAWS",
+    "analyse_genie",
+    "analyse_now",
+    "analysis_params",
+    "human_batch_of",
+    "latest_report",
+]
+
+JOB_KIND = "genie_analysis"
+DEFAULT_DRAWS = BOOTSTRAP_DRAWS
+DEFAULT_SEED = BOOTSTRAP_SEED
+MAX_DRAWS = 100_000
+HUMAN_BATCH_KIND = "similarity"
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _integer(field: str, value, low: int, high: int | None) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(field, f"must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise InvalidInput(field, f"must be {bounds}, got {value}")
+    return value
+
+
+def human_batch_of(slug) -> Batch | None:
+    """The ``similarity`` batch named ``slug`` (``None`` for none); ``InvalidInput`` if it does
+    not exist or is of another kind."""
+    if slug is None or (isinstance(slug, str) and not slug.strip()):
+        return None
+    if not isinstance(slug, str):
+        raise InvalidInput("human_batch", f"must be a batch slug, got {slug!r}")
+    batch = Batch.objects.filter(slug=slug.strip()).first()
+    if batch is None:
+        raise InvalidInput("human_batch", f"there is no batch {slug.strip()!r}")
+    if batch.kind != HUMAN_BATCH_KIND:
+        raise InvalidInput(
+            "human_batch",
+            f"batch {batch.slug!r} is a {batch.kind} batch; human similarities come from a "
+            f"{HUMAN_BATCH_KIND} batch",
+        )
+    return batch
+
+
+def analysis_params(bootstrap=DEFAULT_DRAWS, seed=DEFAULT_SEED, human_batch=None) -> dict:
+    """Checked job parameters: ``{"bootstrap", "seed", "human_batch"}``."""
+    batch = human_batch_of(human_batch)
+    return {
+        "bootstrap": _integer("bootstrap", bootstrap, 1, MAX_DRAWS),
+        "seed": _integer("seed", seed, 0, None),
+        "human_batch": batch.slug if batch else None,
+    }
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _counts(judgments: list[Judgment]) -> dict:
+    documents = {(j.prompt_id, j.document_id) for j in judgments}
+    pairs = {(j.prompt_id, j.question_id, j.document_id, j.population_id) for j in judgments}
+    usable = {
+        (j.prompt_id, j.question_id, j.document_id, j.population_id)
+        for j in judgments
+        if j.target_answer is not None and j.population_answer is not None
+    }
+    return {
+        "n_prompts": len({j.prompt_id for j in judgments}),
+        "n_questions": len({(j.prompt_id, j.question_id) for j in judgments}),
+        "n_documents": len(documents),
+        "n_population": len({(j.prompt_id, j.population_id) for j in judgments}),
+        "features": list(dict.fromkeys(j.feature for j in judgments)),
+        "n_pairs": len(pairs),
+        "n_pairs_without_answer": len(pairs - usable),
+    }
+
+
+def analyse_genie(
+    genie_set: GenieSet,
+    *,
+    bootstrap: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+    human_batch: Batch | None = None,
+    progress: Callable[..., None] | None = None,
+) -> dict:
+    """The Genie report of ANALYSIS.md for the set, from its LLM rows and its human
+    judgments (``human_batch``'s labels when given, else the file's human rows)."""
+    progress = progress or (lambda done, total=None, message="": None)
+    progress(0, None, "Reading the judgments")
+    rows = set_judgments(genie_set)
+    llm_rows = [row for row in rows if row.source == "llm"]
+    if human_batch is not None:
+        from_batch = batch_judgments(human_batch, rows)
+        human_rows = from_batch.judgments
+        human_source = "batch"
+    else:
+        from_batch = None
+        human_rows = [row for row in rows if row.source == "human"]
+        human_source = "file" if human_rows else None
+    judgments = llm_rows + human_rows
+    report = {
+        "genie_set": genie_set.name,
+        "settings": {
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "ci_level": CI_LEVEL,
+            "human_batch": human_batch.slug if human_batch else None,
+            "human_source": human_source,
+        },
+        **_counts(rows),
+        "n_judgments": {"llm": len(llm_rows), "human": len(human_rows)},
+        "n_judged_pairs": {source: len(pair_similarities(judgments, source)) for source in SOURCES},
+        "scores": {},
+    }
+    for step, source in enumerate(SOURCES, start=1):
+        progress(step, None, f"Scoring the {source} judgments")
+        scores = document_scores(judgments, source)
+        report["scores"][source] = (
+            genie_report(scores, feature_summary(scores, draws=bootstrap, seed=seed))
+            if scores
+            else None
+        )
+    progress(3, None, "Comparing human and LLM judgments")
+    report["agreement"] = judge_agreement(judgments)
+    report["human_batch"] = (
+        {
+            "batch": human_batch.slug,
+            "n_items": from_batch.n_items,
+            "n_matched_items": from_batch.n_matched_items,
+            "n_labels": from_batch.n_labels,
+            "n_annotators": from_batch.n_annotators,
+        }
+        if from_batch is not None
+        else None
+    )
+    return report
+
+
+# --------------------------------------------------------------------------- the job
+
+
+def _batch_for(genie_set: GenieSet, slug: str | None) -> Batch | None:
+    """The batch named in the parameters, else the one made from the set (if it still is a
+    similarity batch)."""
+    if slug:
+        return human_batch_of(slug)
+    linked = genie_set.human_batch
+    return linked if linked is not None and linked.kind == HUMAN_BATCH_KIND else None
+
+
+@register_job_kind(JOB_KIND, can_view=can_analyse_genie)
+def run_genie_analysis(job: Job, progress: JobProgress) -> tuple[dict, str]:
+    genie_set = job.subject
+    if genie_set is None:
+        raise NotFound("genie_set: the Genie set of this analysis no longer exists")
+    params = job.params or {}
+    checked = analysis_params(
+        params.get("bootstrap", DEFAULT_DRAWS),
+        params.get("seed", DEFAULT_SEED),
+        params.get("human_batch"),
+    )
+    report = analyse_genie(
+        genie_set,
+        bootstrap=checked["bootstrap"],
+        seed=checked["seed"],
+        human_batch=_batch_for(genie_set, checked["human_batch"]),
+        progress=progress,
+    )
+    filename = f"{job.pk}-genie-{genie_set.name}-report.json"
+    write_report(report, job_files_dir() / filename)
+    summary = {
+        "n_documents": report["n_documents"],
+        "features": report["features"],
+        "human_source": report["settings"]["human_source"],
+        "human_batch": report["settings"]["human_batch"],
+    }
+    return summary, filename
+
+
+def analyse_now(genie_set: GenieSet, params: dict, actor: Actor | None = None) -> Job:
+    """Record a ``genie_analysis`` job and run it in this process, whatever the queue."""
+    with transaction.atomic():
+        job = Job.objects.create(
+            kind=JOB_KIND,
+            subject=genie_set,
+            params=params,
+            created_by=actor.user if actor else None,
+        )
+        audit.record(
+            f"{JOB_KIND}.requested",
+            subject=genie_set,
+            actor=actor,
+            changes={"job": str(job.pk), **params},
+        )
+    return run_job(str(job.pk))
+
+
+def latest_report(genie_set: GenieSet) -> tuple[Job, dict] | None:
+    """The newest finished analysis of the set and its report, if any."""
+    jobs = genie_set.jobs.filter(kind=JOB_KIND, state=Job.State.SUCCEEDED)
+    job = jobs.order_by("-finished_at").first()
+    if job is None:
+        return None
+    path = Path(job_files_dir() / job.result_path)
+    if not path.exists():
+        return None
+    with open(path, encoding="utf-8") as stream:
+        return job, json.load(stream)

@@ -1,0 +1,331 @@
+"""The Genie pages of the staff site, under ``/manage/genie/`` (ANALYSIS.md, "Genie").
+
+* the list (``/manage/genie/``): every set with its size and newest analysis, and an upload
+  form for a judgments file;
+* a set (``/manage/genie/<name>/``): the newest finished report — novelty profiles (one line
+  per document), the per-feature summary with its intervals, the agreement of human and LLM
+  judgments per feature and overall when both exist — the tables and downloads, and the
+  form that runs the analysis again (optionally against a ``similarity`` batch).
+"""
+
+from django import forms
+from django.contrib import messages
+from django.core.cache import cache
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_POST
+
+from analysis.presentation import csv_stream
+from annotation.models import Batch
+from core.access import staff_page
+from core.audit import Actor
+from core.errors import ServiceError
+from core.jobs.execution import job_files_dir
+from core.jobs.queue import start_job
+from core.models import Job
+from core.tabular import ImportRejected
+from diversity.genie import plots, presentation, selectors
+from diversity.genie.access import can_analyse_genie, can_import_genie, can_view_genie
+from diversity.genie.models import GenieSet
+from diversity.genie.services.analyses import (
+    DEFAULT_DRAWS,
+    DEFAULT_SEED,
+    HUMAN_BATCH_KIND,
+    JOB_KIND,
+    MAX_DRAWS,
+    analysis_params,
+    latest_report,
+)
+from diversity.genie.services.imports import import_genie
+
+CHART_CACHE_SECONDS = 24 * 3600
+
+
+class RunGenieForm(forms.Form):
+    bootstrap = forms.IntegerField(
+        label="Bootstrap draws",
+        min_value=1,
+        max_value=MAX_DRAWS,
+        initial=DEFAULT_DRAWS,
+        help_text="For the 95 % intervals per feature (resampling documents).",
+    )
+    seed = forms.IntegerField(label="Seed", min_value=0, initial=DEFAULT_SEED)
+    human_batch = forms.ChoiceField(
+        label="Human batch",
+        required=False,
+        help_text=f"A {HUMAN_BATCH_KIND} batch of the set's pairs; none: the set's own batch "
+        "(genie_batch), else the file's human rows.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        slugs = Batch.objects.filter(kind=HUMAN_BATCH_KIND).order_by("slug")
+        self.fields["human_batch"].choices = [("", "none")] + [
+            (slug, slug) for slug in slugs.values_list("slug", flat=True)
+        ]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _jobs(genie_set: GenieSet):
+    return genie_set.jobs.filter(kind=JOB_KIND)
+
+
+def _active_job(genie_set: GenieSet) -> Job | None:
+    running = _jobs(genie_set).filter(state__in=[Job.State.PENDING, Job.State.RUNNING])
+    return running.order_by("-created_at").first()
+
+
+def _failed_job(genie_set: GenieSet) -> Job | None:
+    finished = _jobs(genie_set).filter(state__in=[Job.State.SUCCEEDED, Job.State.FAILED])
+    newest = finished.order_by("-created_at").first()
+    return newest if newest is not None and newest.state == Job.State.FAILED else None
+
+
+def _job_status(job: Job) -> dict:
+    return {
+        "id": str(job.pk),
+        "state": job.state,
+        "progress": job.progress,
+        "total": job.total,
+        "message": job.message,
+        "status_url": reverse("api-job", args=[job.pk]),
+    }
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _report_or_404(genie_set: GenieSet) -> tuple[Job, dict]:
+    found = latest_report(genie_set)
+    if found is None:
+        raise Http404(f"Genie set {genie_set.name} has no finished analysis yet.")
+    return found
+
+
+def _charts(job: Job, report: dict) -> list[dict]:
+    """The report's charts as inline SVG, drawn once per finished job (then cached)."""
+    key = f"genie-report-charts:{job.pk}"
+    charts = cache.get(key)
+    if charts is None:
+        charts = _render_charts(report)
+        cache.set(key, charts, CHART_CACHE_SECONDS)
+    return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]  # noqa: S308
+
+
+def _render_charts(report: dict) -> list[dict]:
+    features = report.get("features", [])
+    scores = report.get("scores", {})
+    level = report["settings"]["ci_level"]
+    documents = [entry for source in scores.values() if source for entry in source["per_document"]]
+    colours = plots.document_colours(list({plots.document_label(e): e for e in documents}.values()))
+    candidates = []
+    for source in ("llm", "human"):
+        if scores.get(source):
+            candidates.append(
+                (
+                    f"profiles-{source}",
+                    f"Novelty profiles, {plots.SOURCE_NAMES[source]}",
+                    "One line per document. Q(doc, q) = 1 − mean over the population of "
+                    "(sim − 1) / 3 for question q; Genie(doc, feature) = mean of Q over the "
+                    "feature's questions. A pair with a missing answer is left out.",
+                    lambda source=source: plots.novelty_profiles(
+                        source, scores[source]["per_document"], features, colours
+                    ),
+                )
+            )
+    candidates.append(
+        (
+            "features",
+            "Novelty per feature",
+            f"Mean of Genie(doc, feature) over the documents, with its {level:.0%} percentile "
+            "bootstrap interval (documents resampled).",
+            lambda: plots.feature_summary_chart(scores, features),
+        )
+    )
+    charts = []
+    for key, title, caption, draw in candidates:
+        svg = draw()
+        if svg is not None:
+            charts.append({"key": key, "title": title, "caption": caption, "svg": svg})
+    return charts
+
+
+# --------------------------------------------------------------------------- the list
+
+
+def _list_context(request: HttpRequest, **extra) -> dict:
+    return {
+        "rows": selectors.genie_rows(),
+        "can_import": can_import_genie(request.user),
+        "can_analyse": can_analyse_genie(request.user),
+        "default_bootstrap": DEFAULT_DRAWS,
+        "default_seed": DEFAULT_SEED,
+        **extra,
+    }
+
+
+@staff_page(can_view_genie)
+@require_GET
+def genie_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "genie/genie_list.html", _list_context(request))
+
+
+@staff_page(can_import_genie)
+@require_POST
+def genie_upload(request: HttpRequest) -> HttpResponse:
+    """The list page's upload: all or nothing, problems listed on the list page."""
+    name = request.POST.get("name", "")
+    description = request.POST.get("description", "")
+    upload = request.FILES.get("file")
+    try:
+        if upload is None:
+            raise ServiceError("file: choose a .jsonl or .csv file of judgments")
+        genie_set = import_genie(
+            name,
+            upload,
+            filename=upload.name,
+            description=description,
+            actor=Actor.of(request.user),
+        )
+    except ImportRejected as rejected:
+        problems = list(rejected.problems)
+    except ServiceError as error:
+        problems = [str(error)]
+    else:
+        messages.success(request, f"Imported Genie set {genie_set.name}.")
+        return redirect("manage-genie", name=genie_set.name)
+    context = _list_context(
+        request, problems=problems, form_values={"name": name, "description": description}
+    )
+    return render(request, "genie/genie_list.html", context, status=400)
+
+
+# --------------------------------------------------------------------------- a set
+
+
+@staff_page(can_view_genie)
+@require_GET
+def genie_page(request: HttpRequest, name: str) -> HttpResponse:
+    genie_set = get_object_or_404(GenieSet.objects.select_related("human_batch"), name=name)
+    found = latest_report(genie_set)
+    job, report = found if found is not None else (None, None)
+    active = _active_job(genie_set)
+    params = (job.params or {}) if job is not None else {}
+    context = {
+        "genie_set": genie_set,
+        "job": job,
+        "report": report,
+        "active_job": active,
+        "active_status": _job_status(active) if active else None,
+        "failed_job": _failed_job(genie_set),
+        "form": RunGenieForm(
+            initial={
+                "bootstrap": params.get("bootstrap", DEFAULT_DRAWS),
+                "seed": params.get("seed", DEFAULT_SEED),
+                "human_batch": params.get("human_batch") or "",
+            }
+        ),
+        "run_url": reverse("manage-genie-run", args=[genie_set.name]),
+        "can_analyse": can_analyse_genie(request.user),
+    }
+    if report is not None:
+        human_batch = report["settings"].get("human_batch")
+        context.update(
+            {
+                "settings": report["settings"],
+                "charts": _charts(job, report),
+                "features": report.get("features", []),
+                "document_rows": presentation.document_rows(report),
+                "feature_rows": presentation.feature_rows(report),
+                "agreement_rows": presentation.agreement_rows(report),
+                "human_batch": human_batch,
+                "human_batch_exists": bool(
+                    human_batch and Batch.objects.filter(slug=human_batch).exists()
+                ),
+            }
+        )
+    return render(request, "genie/genie_page.html", context)
+
+
+@staff_page(can_analyse_genie)
+@require_POST
+def run_genie(request: HttpRequest, name: str) -> HttpResponse:
+    """Start an analysis job; JSON (for the page's script) or a redirect to the set."""
+    genie_set = get_object_or_404(GenieSet, name=name)
+    form = RunGenieForm(request.POST)
+    try:
+        if not form.is_valid():
+            problems = "; ".join(
+                f"{form[field].label}: {' '.join(errors)}" for field, errors in form.errors.items()
+            )
+            raise ServiceError(problems)
+        params = analysis_params(
+            form.cleaned_data["bootstrap"],
+            form.cleaned_data["seed"],
+            form.cleaned_data["human_batch"] or None,
+        )
+        job = start_job(JOB_KIND, genie_set, params, request.user)
+    except ServiceError as error:
+        if _wants_json(request):
+            return JsonResponse({"error": str(error)}, status=400)
+        messages.error(request, f"Analysis not started — {error}")
+        return redirect("manage-genie", name=genie_set.name)
+    job.refresh_from_db()
+    if _wants_json(request):
+        return JsonResponse(_job_status(job), status=202)
+    if job.state == Job.State.SUCCEEDED:
+        messages.success(request, f"Genie set {genie_set.name} analysed.")
+    elif job.state == Job.State.FAILED:
+        messages.error(request, f"Analysis failed: {job.message}")
+    else:
+        messages.success(request, "Analysis started; this page follows its progress.")
+    return redirect("manage-genie", name=genie_set.name)
+
+
+# --------------------------------------------------------------------------- downloads
+
+
+@staff_page(can_view_genie)
+@require_GET
+def report_json(request: HttpRequest, name: str) -> FileResponse:
+    genie_set = get_object_or_404(GenieSet, name=name)
+    job, _ = _report_or_404(genie_set)
+    return FileResponse(
+        open(job_files_dir() / job.result_path, "rb"),  # FileResponse closes it
+        as_attachment=True,
+        filename=f"genie-{genie_set.name}-report.json",
+        content_type="application/json",
+    )
+
+
+REPORT_TABLES = {
+    "documents": presentation.document_table,
+    "features": presentation.feature_table,
+    "agreement": presentation.agreement_table,
+}
+
+
+@staff_page(can_view_genie)
+@require_GET
+def report_table_csv(request: HttpRequest, name: str, table: str) -> StreamingHttpResponse:
+    """The per-document, per-feature or agreement table as a CSV download."""
+    genie_set = get_object_or_404(GenieSet, name=name)
+    _, report = _report_or_404(genie_set)
+    columns, rows = REPORT_TABLES[table](report)
+    response = StreamingHttpResponse(
+        csv_stream(columns, rows), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="genie-{genie_set.name}-{table}.csv"'
+    return response

@@ -1,0 +1,82 @@
+"""One rule for a batch's settings, whatever the way in: service, command, API, page."""
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core.management import CommandError, call_command
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+from annotation.models import Batch
+from annotation.services.batches import create_batch, update_batch
+from core.errors import InvalidInput
+from tests.factories import make_batch
+
+pytestmark = pytest.mark.django_db
+
+BAD_SETTINGS = [
+    ({"completion_url": "javascript:alert(1)"}, "completion_url"),
+    ({"completion_url": "data:text/html,<script>alert(1)</script>"}, "completion_url"),
+    ({"completion_url": "ftp://files.example.org/x"}, "completion_url"),
+    ({"completion_url": "https://example.org/" + "x" * 500}, "completion_url"),
+    ({"title": "t" * 301}, "title"),
+    ({"title": "a\x00b"}, "title"),
+    ({"completion_code": "c" * 101}, "completion_code"),
+    ({"completion_code": "ab\ncd"}, "completion_code"),
+    ({"instructions": "fine\x07bell"}, "instructions"),
+    ({"lease_seconds": 2**31}, "lease_seconds"),
+    ({"quota_per_annotator": 0}, "quota_per_annotator"),
+    ({"scale_labels": {"9": "nine"}}, "scale_labels.9"),
+    ({"scale_labels": {"1": "x" * 101}}, "scale_labels.1"),
+]
+
+
+@pytest.mark.parametrize("values, field", BAD_SETTINGS)
+def test_create_and_update_refuse_the_same_values(values, field):
+    with pytest.raises(InvalidInput) as refused:
+        create_batch(slug="new", kind="absolute", **values)
+    assert refused.value.field == field
+    batch = make_batch(n_items=1)
+    with pytest.raises(InvalidInput) as refused:
+        update_batch(batch, values)
+    assert refused.value.field == field
+
+
+def test_good_values_pass():
+    batch = create_batch(
+        slug="fine",
+        kind="absolute",
+        title="A study",
+        instructions="Line one\n\tLine two\r\n",
+        completion_url="https://app.prolific.com/submissions/complete?cc=ABC",
+        scale_labels={"1": "awful", "5": "great"},
+    )
+    assert batch.completion_url.startswith("https://")
+    update_batch(batch, {"completion_url": "http://example.org/done"})
+
+
+def test_the_command_refuses_a_javascript_completion_url():
+    with pytest.raises(CommandError, match="completion_url: .*http:// or https:// only"):
+        call_command(
+            "create_batch", "cli", "--kind", "absolute", "--completion-url", "javascript:alert(1)"
+        )
+    assert not Batch.objects.filter(slug="cli").exists()
+
+
+def test_the_api_refuses_it_too():
+    user = User.objects.create_user("a", password="pw", is_staff=True)
+    user.groups.add(Group.objects.get(name="admin"))
+    client = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    response = client.post(
+        "/api/v1/batches/",
+        {"slug": "api", "kind": "absolute", "title": "t", "completion_url": "ftp://x.org/y"},
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert "completion_url" in response.content.decode()
+    batch = make_batch(n_items=1)
+    response = client.patch(
+        f"/api/v1/batches/{batch.slug}/",
+        {"title": "ok", "scale_labels": {"7": "seven"}},
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and response.json()["field"] == "scale_labels.7"

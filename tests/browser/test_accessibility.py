@@ -1,0 +1,168 @@
+"""The staff pages through axe-core at a desktop (1280×900) and a phone (390×844) size:
+login, batch list, new batch, the batch page with a rejected upload and after an accepted
+one, annotators, edit, history and the analysis report. Every violation of any impact
+fails. The pages' layout checks ride along: nothing wider than the phone screen, the
+rejected upload's message first on the page and focused, the annotators' action column
+visible at 1280 px.
+
+A full-page screenshot of each page at each size goes to ``test-artifacts/a11y-*.png``.
+"""
+
+import json
+
+import numpy as np
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from playwright.sync_api import Page, expect
+
+from analysis.models import Score, ScoreSource
+from annotation.models import Item
+from annotation.services.labelling import submit_label
+from annotation.services.leasing import lease_next_item
+from core.jobs.queue import start_job
+from tests.browser.accessibility import assert_no_axe_violations
+from tests.browser.conftest import PHONE, WIDE
+from tests.factories import make_batch, make_participant
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "a11y-pass-1234"
+SLUG = "a11y-study"
+BAD_FILE = (
+    json.dumps({"item_id": "x1", "query_id": "q", "query": "Q?", "response_id": "r"}) + "\n{oops\n"
+).encode()
+GOOD_FILE = (
+    json.dumps(
+        {"item_id": "new-1", "query_id": "aq", "query": "Q?", "response_id": "ar", "response": "A"}
+    )
+    + "\n"
+).encode()
+
+
+@pytest.fixture(autouse=True)
+def _expect_timeout():
+    expect.set_options(timeout=10_000)
+
+
+@pytest.fixture
+def admin_user(db):
+    user = get_user_model().objects.create_user("ada", password=PASSWORD)
+    user.groups.add(Group.objects.get(name="admin"))
+    return user
+
+
+@pytest.fixture
+def study(db, admin_user):
+    """A live batch of 12 items, 3 labels each from 5 workers, two score sources and a
+    finished analysis (so the annotators table has its Crowd ρ column)."""
+    rng = np.random.default_rng(3)
+    batch = make_batch(n_items=12, per_item=3, slug=SLUG)
+    quality = rng.normal(3, 1, 12)
+    for worker in range(5):
+        participation = make_participant(batch, f"a11y-worker-with-a-long-platform-id-{worker}")
+        while True:
+            outcome = lease_next_item(batch, participation)
+            if outcome.assignment is None:
+                break
+            position = outcome.assignment.item.position
+            value = int(np.clip(np.round(quality[position] + rng.normal(0, 0.8)), 1, 5))
+            submit_label(participation.annotator, outcome.assignment.pk, value, 4_000 + worker)
+    items = list(Item.objects.filter(batch=batch).order_by("position").select_related("response"))
+    for name, kind in [("Skywork-Reward-Gemma-2-27B", "reward_model"), ("gpt-4o:overall", "judge")]:
+        source = ScoreSource.objects.create(name=name, kind=kind)
+        Score.objects.bulk_create(
+            Score(source=source, response=item.response, value=quality[i] + rng.normal(0, 0.7))
+            for i, item in enumerate(items)
+        )
+    start_job("analysis", batch, {"bootstrap": 50, "seed": 0}, admin_user)
+    return batch
+
+
+def log_in(page: Page, live_server) -> None:
+    page.goto(f"{live_server.url}/accounts/login/?next=/manage/")
+    page.get_by_label("Username").fill("ada")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(f"{live_server.url}/manage/")
+
+
+def upload(page: Page, name: str, content: bytes) -> None:
+    page.get_by_label("Items file").set_input_files(
+        files=[{"name": name, "mimeType": "application/octet-stream", "buffer": content}]
+    )
+    page.get_by_role("button", name="Upload", exact=True).click()
+
+
+def check(page: Page, artifacts, name: str, viewport: dict) -> None:
+    """axe-core on the page; no sideways scrolling on a phone; a screenshot."""
+    label = "phone" if viewport is PHONE else "desktop"
+    page.wait_for_load_state("load")
+    assert_no_axe_violations(page, name=f"{name} ({label})")
+    if viewport is PHONE:
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], f"{name} scrolls sideways on a phone ({width}px)"
+    page.screenshot(path=artifacts / f"a11y-{name}-{label}.png", full_page=True)
+
+
+@pytest.mark.parametrize("viewport", [WIDE, PHONE], ids=["desktop", "phone"])
+def test_staff_pages_have_no_axe_violations(
+    browser, live_server, study, artifacts, viewport
+):  # fmt: skip
+    context = browser.new_context(viewport=viewport)
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    script_errors: list[str] = []
+    page.on("pageerror", lambda error: script_errors.append(str(error)))
+    page.on("dialog", lambda dialog: dialog.accept())
+    base = live_server.url
+    try:
+        page.goto(f"{base}/accounts/login/")
+        check(page, artifacts, "login", viewport)
+        log_in(page, live_server)
+        check(page, artifacts, "batch-list", viewport)
+        page.goto(f"{base}/manage/new")
+        check(page, artifacts, "new-batch", viewport)
+
+        page.goto(f"{base}/manage/{SLUG}/")
+        upload(page, "bad-items.jsonl", BAD_FILE)
+        rejected = page.locator("#upload-problems")
+        expect(rejected).to_contain_text("bad-items.jsonl was rejected; nothing was imported")
+        expect(rejected).to_be_focused()
+        first = page.evaluate(
+            "() => document.querySelector('main .status, main .card').id"
+        )  # the first box of the page
+        assert first == "upload-problems"
+        assert rejected.bounding_box()["y"] < viewport["height"] / 2
+        check(page, artifacts, "batch-upload-rejected", viewport)
+
+        page.goto(f"{base}/manage/{SLUG}/")
+        upload(page, "more-items.jsonl", GOOD_FILE)
+        accepted = page.locator(".messages")
+        expect(accepted).to_contain_text("Imported 1 items from more-items.jsonl")
+        expect(accepted).to_be_focused()
+        check(page, artifacts, "batch-upload-accepted", viewport)
+
+        page.goto(f"{base}/manage/{SLUG}/annotators")
+        expect(page.locator("table.annotators tbody tr")).to_have_count(5)
+        if viewport is WIDE:
+            action = page.get_by_role("button", name="Exclude").first
+            box = action.bounding_box()
+            assert box and box["x"] + box["width"] <= WIDE["width"], box
+            expect(action).to_be_in_viewport()
+        check(page, artifacts, "annotators", viewport)
+
+        page.goto(f"{base}/manage/{SLUG}/edit")
+        check(page, artifacts, "edit", viewport)
+        page.goto(f"{base}/manage/{SLUG}/history")
+        check(page, artifacts, "history", viewport)
+
+        page.goto(f"{base}/manage/{SLUG}/report")
+        expect(page.locator("#headline-table")).to_be_visible()
+        page.wait_for_function(
+            "() => Array.from(document.images).every((img) => img.complete && img.naturalWidth)"
+        )
+        check(page, artifacts, "report", viewport)
+    finally:
+        context.close()
+    assert script_errors == []

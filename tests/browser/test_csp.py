@@ -1,0 +1,103 @@
+"""No page breaks the Content-Security-Policy: a crawl of the worker flow, the staff
+pages, the API docs and Django's admin in Chromium, collecting every console message
+about the policy (README "Deployment", browser hardening).
+
+Inline ``style="..."`` attributes are refused by the policy (``style-src 'self'``): a
+failure lists the templates that still carry one.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from playwright.sync_api import Page, expect
+
+from tests.factories import make_batch
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+INLINE_STYLE = re.compile(r"""\sstyle\s*=\s*["']""")
+PASSWORD = "csp-crawl-password"
+
+
+def templates_with_inline_styles() -> list[str]:
+    return sorted(
+        str(path.relative_to(TEMPLATES))
+        for path in TEMPLATES.rglob("*.html")
+        if INLINE_STYLE.search(path.read_text())
+    )
+
+
+class PolicyWatch:
+    """Console messages about the Content-Security-Policy, per page visited."""
+
+    def __init__(self, page: Page):
+        self.page = page
+        self.current = ""
+        self.violations: list[tuple[str, str]] = []
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda error: self.violations.append((self.current, str(error))))
+
+    def _on_console(self, message) -> None:
+        text = message.text
+        if "Content Security Policy" in text or "Content-Security-Policy" in text:
+            self.violations.append((self.current, text))
+
+    def visit(self, url: str) -> None:
+        self.current = url
+        response = self.page.goto(url)
+        assert response is not None and "content-security-policy" in response.headers, url
+        self.page.wait_for_load_state("networkidle")
+
+
+def test_no_page_violates_the_content_security_policy(page: Page, live_server):
+    batch = make_batch(n_items=2, per_item=1, completion_url="https://example.org/done")
+    get_user_model().objects.create_superuser("csp", "csp@example.org", PASSWORD)
+    watch = PolicyWatch(page)
+    base = live_server.url
+
+    # the crowdworker flow to its end page
+    watch.visit(f"{base}/work/{batch.slug}/?worker=crawler")
+    page.locator("#start").click()
+    page.wait_for_url(re.compile(rf"/work/{batch.slug}/task$"))
+    watch.current = f"{base}/work/{batch.slug}/task"
+    for _ in range(2):
+        expect(page.locator("#rating")).to_be_visible()
+        before = page.locator("#progress-text").text_content()
+        page.keyboard.press("3")
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "(b) => document.getElementById('progress-text').textContent !== b", arg=before
+        )
+    page.wait_for_load_state("networkidle")
+    watch.visit(f"{base}/work/{batch.slug}/?worker=a%00b")  # the 400 page
+
+    # staff pages, the API docs and the admin
+    watch.visit(f"{base}/accounts/login/")
+    page.get_by_label("Username").fill("csp")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_load_state("networkidle")
+    for path in (
+        "/manage/",
+        "/manage/new",
+        f"/manage/{batch.slug}/",
+        f"/manage/{batch.slug}/edit",
+        f"/manage/{batch.slug}/annotators",
+        f"/manage/{batch.slug}/history",
+        f"/manage/{batch.slug}/preview",
+        f"/manage/{batch.slug}/report",
+        "/api/docs/",
+        "/admin/",
+        "/admin/annotation/batch/",
+        f"/admin/annotation/batch/{batch.pk}/change/",
+        "/admin/core/job/",
+    ):
+        watch.visit(f"{base}{path}")
+
+    report = "\n".join(f"{where}: {text[:200]}" for where, text in watch.violations)
+    assert not watch.violations, (
+        f"{report}\n(templates with inline style attributes: {templates_with_inline_styles()})"
+    )

@@ -1,0 +1,105 @@
+"""A Genie set in a real Chromium: a researcher imports the hand-scored set through the
+upload form, its similarity batch has been labelled by three people, and the analysis run
+from the page shows the novelty profiles of both judgment sources, the per-feature summary
+and the human-versus-LLM agreement. Screenshot: ``test-artifacts/genie-page.png``."""
+
+import re
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from playwright.sync_api import Page, expect
+
+from annotation.services.batches import change_state
+from annotation.services.labelling import submit_label
+from annotation.services.leasing import lease_next_item
+from core.models import Job
+from diversity.genie.models import GenieSet
+from diversity.genie.services.batches import create_similarity_batch
+from tests.diversity import genie_set as hand
+from tests.diversity.genie_set import HUMAN_LABELS
+from tests.factories import make_participant
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "genie-pass-123"
+
+
+@pytest.fixture(autouse=True)
+def _expect_timeout():
+    expect.set_options(timeout=20_000)
+
+
+@pytest.fixture(autouse=True)
+def _private_job_files(settings, tmp_path):
+    settings.DATA_DIR = tmp_path
+
+
+@pytest.fixture
+def researcher(db):
+    user = get_user_model().objects.create_user("gina", password=PASSWORD)
+    user.groups.add(Group.objects.get(name="researcher"))
+    return user
+
+
+def log_in(page: Page, live_server, next_path: str) -> None:
+    page.goto(f"{live_server.url}{next_path}")
+    expect(page).to_have_url(re.compile(r"/accounts/login/\?next="))
+    page.get_by_label("Username").fill("gina")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(f"{live_server.url}{next_path}")
+
+
+def label_the_set_batch() -> None:
+    batch = create_similarity_batch(GenieSet.objects.get(name="hand"), "hand-people", per_item=3)
+    batch = change_state(batch, "live")
+    for worker in range(3):
+        participation = make_participant(batch, f"judge-{worker}")
+        while (outcome := lease_next_item(batch, participation)).assignment is not None:
+            meta = outcome.assignment.item.metadata
+            labels = HUMAN_LABELS[(meta["question_id"], meta["document_id"], meta["population_id"])]
+            submit_label(participation.annotator, outcome.assignment.pk, labels[worker])
+
+
+def test_researcher_imports_and_reads_a_genie_set(
+    page: Page, live_server, researcher, artifacts, tmp_path
+):
+    script_errors: list[str] = []
+    page.on("pageerror", lambda error: script_errors.append(str(error)))
+    log_in(page, live_server, "/manage/genie/")
+    file = Path(tmp_path) / "judgments.jsonl"
+    file.write_bytes(hand.jsonl())
+    page.get_by_label("Name").fill("hand")
+    page.locator("#genie-file").set_input_files(file)
+    page.get_by_role("button", name="Import set").click()
+    expect(page).to_have_url(f"{live_server.url}/manage/genie/hand/")
+    expect(page.get_by_role("heading", name="No analysis yet")).to_be_visible()
+
+    label_the_set_batch()
+    page.reload()
+    expect(page.locator("#linked-batch")).to_have_text("hand-people")
+    page.get_by_label("Bootstrap draws").fill("500")
+    page.get_by_role("button", name="Run analysis").click()
+    expect(page.locator("#agreement-table")).to_be_visible()
+    job = GenieSet.objects.get(name="hand").jobs.get()
+    assert job.state == Job.State.SUCCEEDED and job.params["bootstrap"] == 500
+
+    expect(page.locator("#human-source")).to_contain_text("batch hand-people")
+    charts = page.locator("svg.chart")
+    expect(charts).to_have_count(3)
+    for index in range(3):
+        box = charts.nth(index).bounding_box()
+        assert box and box["width"] > 300 and box["height"] > 150, box
+    expect(page.locator("#chart-profiles-llm svg text", has_text="p1/d1")).to_have_count(1)
+    expect(page.locator("#chart-features svg text", has_text="human judgments")).to_have_count(1)
+    plot = page.locator("#features-table tr[data-source='llm'][data-feature='Plot']")
+    expect(plot.locator("td[data-field='mean']")).to_have_text("0.556")
+    overall = page.locator("#agreement-table tr[data-feature='(all features)']")
+    expect(overall.locator("td").first).to_have_text("12")
+    expect(page.locator("#documents-table tbody tr")).to_have_count(4)  # 2 documents × 2 sources
+
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.screenshot(path=artifacts / "genie-page.png", full_page=True)
+    assert script_errors == []
