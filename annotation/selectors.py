@@ -1,8 +1,12 @@
 """Reads with non-trivial queries, shared by pages, API and commands."""
 
+import hashlib
+import json
 import statistics
+import time
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Count, F, Max, Min, Q, Sum
 from django.utils import timezone
 
@@ -18,6 +22,7 @@ from annotation.models import (
     Participation,
     Purpose,
 )
+from annotation.rendering import ByteBoundedCache
 
 ACTIVE_WINDOW = timedelta(minutes=10)
 RATE_WINDOW = timedelta(hours=1)
@@ -28,6 +33,65 @@ def item_payload(item: Item, batch: Batch, assignment: Assignment | None = None)
     the lease presents it (e.g. the order of a pair)."""
     presentation = {"shown_order": assignment.shown_order} if assignment is not None else {}
     return batch.task_kind.payload(item, batch, presentation)
+
+
+# Regular items per batch, for the worker's progress bar: counted at most every
+# ITEM_COUNT_SECONDS per process instead of on every request for work. Items are only
+# added by imports (which forget the importing process's count at once); other processes
+# show a new import's items within that time. Bounded: a few batches are live at once,
+# and the map is emptied when it grows past ITEM_COUNT_BATCHES.
+ITEM_COUNT_SECONDS = 30.0
+ITEM_COUNT_BATCHES = 1000
+_item_counts: dict[tuple, tuple[int, float]] = {}
+
+
+def _count_key(batch: Batch) -> tuple:
+    # the creation time too: a test database may give a new batch a deleted one's pk
+    return (batch.pk, batch.created_at)
+
+
+def regular_item_count(batch: Batch) -> int:
+    """The batch's items other than attention checks (possibly ITEM_COUNT_SECONDS old)."""
+    now = time.monotonic()
+    key = _count_key(batch)
+    known = _item_counts.get(key)
+    if known is not None and known[1] > now:
+        return known[0]
+    count = batch.items.filter(is_check=False).count()
+    if len(_item_counts) >= ITEM_COUNT_BATCHES:
+        _item_counts.clear()
+    _item_counts[key] = (count, now + ITEM_COUNT_SECONDS)
+    return count
+
+
+def forget_item_count(batch: Batch) -> None:
+    """Items were added to the batch: count them again at the next request."""
+    _item_counts.pop(_count_key(batch), None)
+
+
+# What a worker is shown for an item, kept per process by (batch, item, order), bounded
+# in bytes (ITEM_PAYLOAD_CACHE_BYTES): an item is leased N times, so most requests for
+# work find its Markdown rendered and its display built. Items never change once imported
+# (their texts, like every query and response, are fixed by their ids), and the key
+# carries the batch settings a kind may show, so an entry is never stale.
+_payloads = ByteBoundedCache(lambda: settings.ITEM_PAYLOAD_CACHE_BYTES)
+
+
+def lease_payload(batch: Batch, assignment: Assignment) -> dict:
+    """``item_payload`` of the assignment's item as this lease presents it, from the
+    per-process cache when it is there (no query), else loaded and rendered."""
+    settings_digest = hashlib.blake2b(
+        json.dumps([batch.kind_settings, batch.scale_labels], sort_keys=True).encode(),
+        digest_size=8,
+    ).hexdigest()
+    batch_key = (*_count_key(batch), batch.kind, settings_digest)
+    key = repr((batch_key, assignment.item_id, assignment.shown_order)).encode()
+    cached = _payloads.get(key)
+    if cached is not None:
+        return json.loads(cached)
+    payload = item_payload(load_item_for_display(assignment.item_id), batch, assignment)
+    _payloads.put(key, json.dumps(payload))
+    return payload
 
 
 def load_item_for_display(item_pk: int) -> Item:

@@ -152,11 +152,11 @@ def generate(slug: str, queries: int, responses_per_query: int, annotators: int,
         _copy(
             cursor,
             "annotation_item",
-            ["id", "batch_id", "item_id", "position", "query_id", "response_id", "metadata", "target",
-             "reserved_count", "counted_count"],
+            ["id", "batch_id", "item_id", "position", "query_id", "response_id", "content", "metadata",
+             "target", "reserved_count", "counted_count"],
             (
                 (item0 + i, batch.pk, f"i{i}", i, query0 + i // responses_per_query, response0 + i, "{}",
-                 LABELS_PER_ITEM, LABELS_PER_ITEM, LABELS_PER_ITEM)
+                 "{}", LABELS_PER_ITEM, LABELS_PER_ITEM, LABELS_PER_ITEM)
                 for i in range(n_items)
             ),
         )  # fmt: skip

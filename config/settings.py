@@ -116,6 +116,25 @@ def database_settings() -> dict:
         DATA_DIR.mkdir(parents=True, exist_ok=True)
         url = f"sqlite:///{DATA_DIR / 'db.sqlite3'}"
     config = dj_database_url.parse(url, conn_max_age=int(os.environ.get("CONN_MAX_AGE", "0")))
+    # the production default (DEBUG=0), unless persistent connections are asked for
+    pooled = env_flag("DATABASE_POOL", not DEBUG and "CONN_MAX_AGE" not in os.environ)
+    if config["ENGINE"] == "django.db.backends.postgresql" and pooled:
+        # A new PostgreSQL connection is a new server process: opening one per request
+        # cost more database CPU than the request's own statements (bench/crowd). Each
+        # web process keeps its connections in psycopg's pool instead; the pool checks a
+        # connection before lending it (CONN_HEALTH_CHECKS), so a database restart costs
+        # no failed request.
+        config["CONN_MAX_AGE"] = 0  # Django's pool replaces persistent connections
+        config["CONN_HEALTH_CHECKS"] = env_flag("CONN_HEALTH_CHECKS", True)
+        config.setdefault("OPTIONS", {})["pool"] = {
+            "min_size": int(os.environ.get("DATABASE_POOL_MIN_SIZE", "1")),
+            "max_size": int(os.environ.get("DATABASE_POOL_MAX_SIZE", "4")),
+            # a request waits at most this long for a free connection (then 503)
+            "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT", "10")),
+            "max_lifetime": 3600.0,
+        }
+    elif config["ENGINE"] == "django.db.backends.postgresql":
+        config["CONN_HEALTH_CHECKS"] = env_flag("CONN_HEALTH_CHECKS", config["CONN_MAX_AGE"] > 0)
     if config["ENGINE"] == "django.db.backends.sqlite3":
         # IMMEDIATE transactions take SQLite's write lock at BEGIN, so two threads never
         # both read an item's counters and then race to update them; WAL lets readers
@@ -193,6 +212,8 @@ UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(20 * 1024 * 1024))
 JSON_MAX_DEPTH = int(os.environ.get("JSON_MAX_DEPTH", "32"))
 # Memory each process may spend on rendered Markdown (annotation.rendering).
 MARKDOWN_CACHE_BYTES = int(os.environ.get("MARKDOWN_CACHE_BYTES", str(8 * 1024 * 1024)))
+# Memory each process may spend on items' worker payloads (annotation.selectors).
+ITEM_PAYLOAD_CACHE_BYTES = int(os.environ.get("ITEM_PAYLOAD_CACHE_BYTES", str(16 * 1024 * 1024)))
 # Login throttling: failures allowed per account and per client address in the window.
 LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5"))
 LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20"))
@@ -319,6 +340,17 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+# Sessions (a crowdworker's says which annotator the browser stands for, and is read by
+# every API call): with Redis they are read from the cache and written through to the
+# database, so the hot path reads no session row and every web node sees the same
+# sessions (a Redis outage falls back to the database). Without Redis, the database
+# alone: per-process caches could hand one process a stale copy of a session another
+# process changed.
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.cached_db"
+    if REDIS_URL
+    else "django.contrib.sessions.backends.db"
+)
 
 LOGGING = {
     "version": 1,

@@ -3,6 +3,7 @@
 import uuid
 
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import SessionAuthentication
@@ -14,7 +15,13 @@ from annotation import selectors, worker_session
 from annotation.models import Annotator, Batch, Participation
 from annotation.services.admission import completion
 from annotation.services.labelling import submit_label
-from annotation.services.leasing import NoWorkReason, extend_lease, lease_next_item
+from annotation.services.leasing import (
+    NoWorkReason,
+    WorkState,
+    extend_lease,
+    lease_next_item,
+    participation_for_work,
+)
 from core.errors import InvalidInput, NotFound
 
 
@@ -74,13 +81,14 @@ class NextItemView(WorkerAPIView):
         return NextItemResponse(*args, **kwargs)
 
     def post(self, request, slug: str):
-        batch = get_object_or_404(Batch, slug=slug)
-        participation = _participation(request, batch)
-        outcome = lease_next_item(batch, participation)
+        now = timezone.now()
+        participation, state = _participation(request, slug, now)
+        batch = participation.batch
+        outcome = lease_next_item(batch, participation, now, state=state)
         progress = {
             "done": outcome.done,
             "quota": outcome.quota,
-            "total_items": batch.items.filter(is_check=False).count(),
+            "total_items": selectors.regular_item_count(batch),
         }
         if outcome.assignment is None:
             body = {
@@ -101,24 +109,26 @@ class NextItemView(WorkerAPIView):
                 )
             return Response(body)
         assignment = outcome.assignment
-        item = selectors.load_item_for_display(assignment.item_id)
         return Response(
             {
                 "assignment": str(assignment.pk),
                 "expires_at": assignment.expires_at.isoformat(),
                 "heartbeat_seconds": heartbeat_interval(batch),
-                "item": selectors.item_payload(item, batch, assignment),
+                "item": selectors.lease_payload(batch, assignment),
                 "progress": progress,
             }
         )
 
 
-def _participation(request, batch: Batch) -> Participation:
-    annotator_pk = worker_session.annotator_for_batch(request.session, batch.slug)
-    participation = Participation.objects.filter(batch=batch, annotator_id=annotator_pk).first()
-    if participation is None:
+def _participation(request, slug: str, now) -> tuple[Participation, WorkState]:
+    """This session's participation in the batch, with its batch and its ``WorkState``:
+    one query for everything ``next`` needs to decide."""
+    annotator_pk = worker_session.annotator_for_batch(request.session, slug)
+    found = participation_for_work(slug, annotator_pk, now) if annotator_pk is not None else None
+    if found is None:
+        get_object_or_404(Batch, slug=slug)
         raise NotFound("You have not entered this batch; open its study link first.")
-    return participation
+    return found
 
 
 # The page extends its lease this often while it is visible (at most every 30 s, and
@@ -192,6 +202,16 @@ LABEL_REQUEST_SCHEMA = {
 }
 
 
+def _session_annotators(session) -> list[Annotator]:
+    """The annotators this browser session stands for, as references by primary key."""
+    annotators = []
+    for pk in sorted(worker_session.annotator_pks(session)):
+        annotator = Annotator(pk=pk)
+        annotator._state.adding = False
+        annotators.append(annotator)
+    return annotators
+
+
 class SubmitLabelView(WorkerAPIView):
     """Submit the label of an assignment; a retry with the same value is harmless."""
 
@@ -210,9 +230,10 @@ class SubmitLabelView(WorkerAPIView):
             raise InvalidInput("body", "must be a JSON object with 'value' and 'duration_ms'")
         if "value" not in body:
             raise InvalidInput("value", "is required")
-        annotators = Annotator.objects.filter(pk__in=worker_session.annotator_pks(request.session))
         last_error = NotFound("No such assignment.")
-        for annotator in annotators:  # a session may hold a few batches' annotators
+        # a session may hold a few batches' annotators; the assignment names its own, and
+        # submit_label finds it only for that one (no query for the annotators themselves)
+        for annotator in _session_annotators(request.session):
             try:
                 outcome = submit_label(
                     annotator, assignment_id, body.get("value"), body.get("duration_ms")

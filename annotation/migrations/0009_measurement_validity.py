@@ -5,239 +5,388 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0008_task_kinds'),
+        ("annotation", "0008_task_kinds"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='assignment',
-            name='assignment_once_per_annotator_item',
+            model_name="assignment",
+            name="assignment_once_per_annotator_item",
         ),
         migrations.RemoveConstraint(
-            model_name='label',
-            name='label_once_per_annotator',
+            model_name="label",
+            name="label_once_per_annotator",
         ),
         migrations.RemoveConstraint(
-            model_name='label',
-            name='label_status_known',
+            model_name="label",
+            name="label_status_known",
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='purpose',
-            field=models.CharField(choices=[('regular', 'Regular item'), ('check', 'Attention check'), ('repeat', 'Repeat of an item labelled earlier')], db_default='regular', default='regular', max_length=16),
+            model_name="assignment",
+            name="purpose",
+            field=models.CharField(
+                choices=[
+                    ("regular", "Regular item"),
+                    ("check", "Attention check"),
+                    ("repeat", "Repeat of an item labelled earlier"),
+                ],
+                db_default="regular",
+                default="regular",
+                max_length=16,
+            ),
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='shown_order',
-            field=models.CharField(blank=True, choices=[('ab', 'A shown first'), ('ba', 'B shown first')], db_default='', default='', max_length=2),
+            model_name="assignment",
+            name="shown_order",
+            field=models.CharField(
+                blank=True,
+                choices=[("ab", "A shown first"), ("ba", "B shown first")],
+                db_default="",
+                default="",
+                max_length=2,
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='check_every',
-            field=models.PositiveIntegerField(blank=True, help_text='One attention check after about every K items.', null=True),
+            model_name="batch",
+            name="check_every",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="One attention check after about every K items.", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='exclude_after_failed_checks',
-            field=models.PositiveIntegerField(blank=True, help_text='Exclude an annotator at their F-th failed check.', null=True),
+            model_name="batch",
+            name="exclude_after_failed_checks",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="Exclude an annotator at their F-th failed check.", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='flag_policy',
-            field=models.CharField(db_default='flag', default='flag', max_length=16),
+            model_name="batch",
+            name="flag_policy",
+            field=models.CharField(db_default="flag", default="flag", max_length=16),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='flagged_share_to_exclude',
-            field=models.FloatField(blank=True, help_text='With flag_policy=exclude: the share that excludes.', null=True),
+            model_name="batch",
+            name="flagged_share_to_exclude",
+            field=models.FloatField(
+                blank=True,
+                help_text="With flag_policy=exclude: the share that excludes.",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='full_code',
-            field=models.CharField(blank=True, db_default='', default='', help_text='Code shown to a worker who arrives when nothing is left for them.', max_length=100),
+            model_name="batch",
+            name="full_code",
+            field=models.CharField(
+                blank=True,
+                db_default="",
+                default="",
+                help_text="Code shown to a worker who arrives when nothing is left for them.",
+                max_length=100,
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='invitations_required',
-            field=models.BooleanField(db_default=False, default=False, help_text='Refuse invitation links without a token.'),
+            model_name="batch",
+            name="invitations_required",
+            field=models.BooleanField(
+                db_default=False,
+                default=False,
+                help_text="Refuse invitation links without a token.",
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='max_concurrent_annotators',
-            field=models.PositiveIntegerField(blank=True, help_text='Most workers holding a lease at once.', null=True),
+            model_name="batch",
+            name="max_concurrent_annotators",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="Most workers holding a lease at once.", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='max_lease_seconds',
-            field=models.PositiveIntegerField(blank=True, help_text='Heartbeats extend a lease up to this (3 × lease).', null=True),
+            model_name="batch",
+            name="max_lease_seconds",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="Heartbeats extend a lease up to this (3 × lease).", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='min_seconds_per_item',
-            field=models.PositiveIntegerField(blank=True, help_text='Labels faster than this are flagged.', null=True),
+            model_name="batch",
+            name="min_seconds_per_item",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="Labels faster than this are flagged.", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='questionnaire',
+            model_name="batch",
+            name="questionnaire",
             field=models.JSONField(blank=True, db_default=[], default=list),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='repeat_every',
-            field=models.PositiveIntegerField(blank=True, help_text='Show an earlier item again after about every R items.', null=True),
+            model_name="batch",
+            name="repeat_every",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="Show an earlier item again after about every R items.",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='screen_out_code',
-            field=models.CharField(blank=True, db_default='', default='', help_text='Code for screened-out participants.', max_length=100),
+            model_name="batch",
+            name="screen_out_code",
+            field=models.CharField(
+                blank=True,
+                db_default="",
+                default="",
+                help_text="Code for screened-out participants.",
+                max_length=100,
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='straightline_run',
-            field=models.PositiveIntegerField(blank=True, help_text='A run of this many identical labels is flagged.', null=True),
+            model_name="batch",
+            name="straightline_run",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="A run of this many identical labels is flagged.", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='item',
-            name='is_check',
-            field=models.BooleanField(db_default=False, default=False, help_text='An attention check: never counted toward N.'),
+            model_name="item",
+            name="is_check",
+            field=models.BooleanField(
+                db_default=False,
+                default=False,
+                help_text="An attention check: never counted toward N.",
+            ),
         ),
         migrations.AddField(
-            model_name='item',
-            name='reserved_ab',
+            model_name="item",
+            name="reserved_ab",
             field=models.PositiveIntegerField(db_default=0, default=0),
         ),
         migrations.AddField(
-            model_name='item',
-            name='reserved_ba',
+            model_name="item",
+            name="reserved_ba",
             field=models.PositiveIntegerField(db_default=0, default=0),
         ),
         migrations.AddField(
-            model_name='label',
-            name='check_passed',
+            model_name="label",
+            name="check_passed",
             field=models.BooleanField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='label',
-            name='shown_order',
-            field=models.CharField(blank=True, choices=[('ab', 'A shown first'), ('ba', 'B shown first')], db_default='', default='', max_length=2),
+            model_name="label",
+            name="shown_order",
+            field=models.CharField(
+                blank=True,
+                choices=[("ab", "A shown first"), ("ba", "B shown first")],
+                db_default="",
+                default="",
+                max_length=2,
+            ),
         ),
         migrations.AddField(
-            model_name='label',
-            name='straightlined',
+            model_name="label",
+            name="straightlined",
             field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.AddField(
-            model_name='label',
-            name='too_fast',
+            model_name="label",
+            name="too_fast",
             field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='answered_at',
+            model_name="participation",
+            name="answered_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='browser_key',
-            field=models.CharField(blank=True, db_default='', default='', max_length=64),
+            model_name="participation",
+            name="browser_key",
+            field=models.CharField(blank=True, db_default="", default="", max_length=64),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='browser_switches',
+            model_name="participation",
+            name="browser_switches",
             field=models.PositiveIntegerField(db_default=0, default=0),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='device_id',
-            field=models.CharField(blank=True, db_default='', default='', max_length=64),
+            model_name="participation",
+            name="device_id",
+            field=models.CharField(blank=True, db_default="", default="", max_length=64),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='entry_ip',
+            model_name="participation",
+            name="entry_ip",
             field=models.GenericIPAddressField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='excluded_automatically',
+            model_name="participation",
+            name="excluded_automatically",
             field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='exclusion_reason',
-            field=models.TextField(blank=True, db_default='', default=''),
+            model_name="participation",
+            name="exclusion_reason",
+            field=models.TextField(blank=True, db_default="", default=""),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='next_check_after',
+            model_name="participation",
+            name="next_check_after",
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='next_repeat_after',
+            model_name="participation",
+            name="next_repeat_after",
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='questionnaire_answers',
+            model_name="participation",
+            name="questionnaire_answers",
             field=models.JSONField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name='label',
-            name='status',
-            field=models.CharField(choices=[('counted', 'Counted'), ('surplus', 'Surplus (item was already full)'), ('excluded', 'Excluded (annotator excluded)'), ('check', 'Attention check (never counted)'), ('repeat', 'Repeat of an earlier item (never counted)')], max_length=16),
+            model_name="label",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("counted", "Counted"),
+                    ("surplus", "Surplus (item was already full)"),
+                    ("excluded", "Excluded (annotator excluded)"),
+                    ("check", "Attention check (never counted)"),
+                    ("repeat", "Repeat of an earlier item (never counted)"),
+                ],
+                max_length=16,
+            ),
         ),
         migrations.AddIndex(
-            model_name='participation',
-            index=models.Index(fields=['batch', 'entry_ip'], name='participation_batch_ip'),
+            model_name="participation",
+            index=models.Index(fields=["batch", "entry_ip"], name="participation_batch_ip"),
         ),
         migrations.AddIndex(
-            model_name='participation',
-            index=models.Index(fields=['batch', 'device_id'], name='participation_batch_device'),
+            model_name="participation",
+            index=models.Index(fields=["batch", "device_id"], name="participation_batch_device"),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(condition=models.Q(('purpose', 'repeat'), _negated=True), fields=('annotator', 'item'), name='assignment_once_per_annotator_item'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("purpose", "repeat"), _negated=True),
+                fields=("annotator", "item"),
+                name="assignment_once_per_annotator_item",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(condition=models.Q(('purpose', 'repeat')), fields=('annotator', 'item'), name='assignment_one_repeat_per_annotator_item'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("purpose", "repeat")),
+                fields=("annotator", "item"),
+                name="assignment_one_repeat_per_annotator_item",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.CheckConstraint(condition=models.Q(('purpose__in', ['regular', 'check', 'repeat'])), name='assignment_purpose_known'),
+            model_name="assignment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("purpose__in", ["regular", "check", "repeat"])),
+                name="assignment_purpose_known",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='batch',
-            constraint=models.CheckConstraint(condition=models.Q(('flag_policy__in', ['flag', 'exclude'])), name='batch_flag_policy_known'),
+            model_name="batch",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("flag_policy__in", ["flag", "exclude"])),
+                name="batch_flag_policy_known",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='batch',
-            constraint=models.CheckConstraint(condition=models.Q(('max_lease_seconds__isnull', True), ('max_lease_seconds__gte', models.F('lease_seconds')), _connector='OR'), name='batch_max_lease_not_below_lease'),
+            model_name="batch",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("max_lease_seconds__isnull", True),
+                    ("max_lease_seconds__gte", models.F("lease_seconds")),
+                    _connector="OR",
+                ),
+                name="batch_max_lease_not_below_lease",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(('reserved_ab__lte', django.db.models.expressions.CombinedExpression(django.db.models.expressions.CombinedExpression(models.F('target'), '+', models.Value(1)), '/', models.Value(2))), ('reserved_ba__lte', django.db.models.expressions.CombinedExpression(django.db.models.expressions.CombinedExpression(models.F('target'), '+', models.Value(1)), '/', models.Value(2))), ('reserved_ab__lte', django.db.models.expressions.CombinedExpression(models.F('reserved_count'), '-', models.F('reserved_ba')))), name='item_orders_balanced'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    (
+                        "reserved_ab__lte",
+                        django.db.models.expressions.CombinedExpression(
+                            django.db.models.expressions.CombinedExpression(
+                                models.F("target"), "+", models.Value(1)
+                            ),
+                            "/",
+                            models.Value(2),
+                        ),
+                    ),
+                    (
+                        "reserved_ba__lte",
+                        django.db.models.expressions.CombinedExpression(
+                            django.db.models.expressions.CombinedExpression(
+                                models.F("target"), "+", models.Value(1)
+                            ),
+                            "/",
+                            models.Value(2),
+                        ),
+                    ),
+                    (
+                        "reserved_ab__lte",
+                        django.db.models.expressions.CombinedExpression(
+                            models.F("reserved_count"), "-", models.F("reserved_ba")
+                        ),
+                    ),
+                ),
+                name="item_orders_balanced",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(('is_check', False), models.Q(('gold__isnull', False), ('target', 0)), _connector='OR'), name='item_check_has_gold_and_no_slots'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("is_check", False),
+                    models.Q(("gold__isnull", False), ("target", 0)),
+                    _connector="OR",
+                ),
+                name="item_check_has_gold_and_no_slots",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='label',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'repeat'), _negated=True), fields=('annotator', 'item'), name='label_once_per_annotator'),
+            model_name="label",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "repeat"), _negated=True),
+                fields=("annotator", "item"),
+                name="label_once_per_annotator",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='label',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'repeat')), fields=('annotator', 'item'), name='label_one_repeat_per_annotator'),
+            model_name="label",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "repeat")),
+                fields=("annotator", "item"),
+                name="label_one_repeat_per_annotator",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='label',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('check_passed__isnull', False), ('status', 'check')), models.Q(models.Q(('status', 'check'), _negated=True), ('check_passed__isnull', True)), _connector='OR'), name='label_check_passed_only_on_checks'),
+            model_name="label",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("check_passed__isnull", False), ("status", "check")),
+                    models.Q(
+                        models.Q(("status", "check"), _negated=True), ("check_passed__isnull", True)
+                    ),
+                    _connector="OR",
+                ),
+                name="label_check_passed_only_on_checks",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='label',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['counted', 'surplus', 'excluded', 'check', 'repeat'])), name='label_status_known'),
+            model_name="label",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("status__in", ["counted", "surplus", "excluded", "check", "repeat"])
+                ),
+                name="label_status_known",
+            ),
         ),
     ]

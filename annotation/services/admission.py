@@ -86,12 +86,23 @@ def needs_questionnaire(batch: Batch, participation: Participation) -> bool:
     return bool(batch.questionnaire) and participation.answered_at is None
 
 
-def require_ready(batch: Batch, participation: Participation) -> None:
-    """``Unavailable`` (403) until the worker has consented and answered the questionnaire."""
-    fresh = Participation.objects.filter(pk=participation.pk).values("consented_at", "answered_at")
-    state = fresh.first() or {}
-    participation.consented_at = state.get("consented_at")
-    participation.answered_at = state.get("answered_at")
+_UNREAD = object()
+
+
+def require_ready(
+    batch: Batch, participation: Participation, *, consented_at=_UNREAD, answered_at=_UNREAD
+) -> None:
+    """``Unavailable`` (403) until the worker has consented and answered the questionnaire.
+
+    Both are read from the database now, unless the caller read them in this request
+    already and passes them (``consented_at``, ``answered_at``).
+    """
+    if consented_at is _UNREAD or answered_at is _UNREAD:
+        fresh = Participation.objects.filter(pk=participation.pk)
+        state = fresh.values("consented_at", "answered_at").first() or {}
+        consented_at, answered_at = state.get("consented_at"), state.get("answered_at")
+    participation.consented_at = consented_at
+    participation.answered_at = answered_at
     if needs_consent(batch, participation):
         raise Unavailable(
             "consent",

@@ -28,6 +28,7 @@ from typing import IO, Any
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
+from annotation import selectors
 from annotation.kinds.base import ResponseSlot, TaskKind
 from annotation.models import Batch, BatchState, Item, Query, Response
 from annotation.services import slots
@@ -99,6 +100,7 @@ def import_items(
         file = fingerprint(handle)
         plan = _validate(batch, handle, name, fmt)
     summary = _write(batch, plan, file, actor)
+    selectors.forget_item_count(batch)
     _refresh_planner_statistics(summary.items_created)
     return summary
 

@@ -4,7 +4,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.kinds.base import CleanLabel
@@ -12,13 +12,14 @@ from annotation.models import (
     Annotator,
     Assignment,
     AssignmentState,
+    Batch,
     Item,
     Label,
     LabelStatus,
     Participation,
     Purpose,
 )
-from annotation.services import policies, quality, slots
+from annotation.services import policies, quality, slots, sql
 from core.errors import Conflict, InvalidInput, NotFound
 from core.locking import lock_rows
 
@@ -58,6 +59,9 @@ def submit_label(
     """
     now = now or timezone.now()
     assignment_uuid = _parse_assignment_id(assignment_id)
+    fast = _submit_in_one_statement(annotator, assignment_uuid, value, duration_ms, now)
+    if fast is not None:
+        return fast
     with transaction.atomic():
         assignment = (
             lock_rows(Assignment.objects.filter(pk=assignment_uuid, annotator=annotator))
@@ -111,6 +115,81 @@ def submit_label(
     if status != LabelStatus.REPEAT:
         policies.apply_policies(batch, annotator.pk)
     return SubmitOutcome(status, True, label)
+
+
+def _submit_in_one_statement(
+    annotator: Annotator, assignment_pk: uuid.UUID, value, duration_ms, now: datetime
+) -> SubmitOutcome | None:
+    """The common case on PostgreSQL — the first submission to an open regular lease of
+    an annotator who is not excluded — as one read and one write
+    (``slots.count_label_in_one_statement``). ``None`` when it does not apply, or when the
+    lease changed between the two (submitted by a retry, expired, its annotator
+    excluded): the locked path then decides, as for any other submission."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(_lease_sql(), {"assignment": assignment_pk, "annotator": annotator.pk})
+        row = cursor.fetchone()
+    if row is None:
+        raise NotFound("No such assignment.")
+    n_assignment = len(sql.columns(Assignment))
+    assignment = sql.instance(Assignment, row[:n_assignment])
+    assignment.batch = sql.instance(Batch, row[n_assignment:-1])
+    annotator_excluded = row[-1]
+    if (
+        assignment.state != AssignmentState.OPEN
+        or assignment.purpose != Purpose.REGULAR
+        or annotator_excluded
+    ):
+        return None
+    batch = assignment.batch
+    kind = batch.task_kind
+    clean = kind.canonical(kind.clean_label(batch, value), assignment.shown_order)
+    duration_ms = _validate_duration(duration_ms)
+    too_fast, straightlined = quality.flags(batch, annotator.pk, clean.value, duration_ms)
+    columns = {
+        "kind": batch.kind,
+        "value": clean.value,
+        "text": clean.text,
+        "answer": clean.answer,
+        "check_passed": None,
+        "too_fast": too_fast,
+        "straightlined": straightlined,
+        "duration_ms": duration_ms,
+    }
+    label_pk = slots.count_label_in_one_statement(
+        assignment_pk=assignment.pk, annotator_pk=annotator.pk, label=columns, now=now
+    )
+    if label_pk is None:
+        return None
+    label = Label(
+        pk=label_pk,
+        assignment=assignment,
+        batch=batch,
+        item_id=assignment.item_id,
+        annotator=annotator,
+        status=LabelStatus.COUNTED,
+        shown_order=assignment.shown_order,
+        submitted_at=now,
+        **columns,
+    )
+    label._state.adding = False  # the statement inserted the row
+    label._state.db = connection.alias
+    policies.apply_policies(batch, annotator.pk)
+    return SubmitOutcome(LabelStatus.COUNTED, True, label)
+
+
+@sql.statement
+def _lease_sql() -> str:
+    """The lease with its batch, and whether its annotator is excluded from the batch."""
+    return f"""
+        SELECT {sql.select_list(Assignment, "a")}, {sql.select_list(Batch, "b")},
+            EXISTS (SELECT 1 FROM {sql.table(Participation)} p
+                    WHERE p.batch_id = a.batch_id AND p.annotator_id = a.annotator_id
+                      AND p.status = 'excluded')
+        FROM {sql.table(Assignment)} a JOIN {sql.table(Batch)} b ON b.id = a.batch_id
+        WHERE a.id = %(assignment)s AND a.annotator_id = %(annotator)s
+    """
 
 
 def _claim_count(assignment: Assignment) -> str:

@@ -21,18 +21,28 @@ then taken by a conditional ``UPDATE ... WHERE reserved_count < target`` (``slot
 annotator's own concurrent requests (two tabs, a retried request) are serialised on
 their participation row. On SQLite the transaction holds the database write lock.
 
+Round trips: what the decision needs about the participant is read in one query
+(``WorkState``; the crowdworker API reads it with the participation and the batch), and on
+PostgreSQL a regular lease is then taken in one statement that also does the locking
+above (``slots.lease_in_one_statement``). Anything else — a check or repeat due, a cap on
+concurrent workers, no unlocked candidate, SQLite — takes the locked path, which is the
+reference the one-statement path must agree with.
+
 Expiry needs no background process: every lease call first gives back the slots of this
 batch's expired leases (``expire_leases``); a periodic task may call it too. While the
 rating page is visible it extends its lease (``extend_lease``, the heartbeat) up to the
 batch's cap, so a short lease recycles abandoned slots without cutting off careful readers.
 """
 
+import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
-from django.db import transaction
-from django.db.models import F, Min
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Exists, F, Min, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import (
@@ -47,7 +57,7 @@ from annotation.models import (
     Participation,
     Purpose,
 )
-from annotation.services import admission, quality, slots
+from annotation.services import admission, quality, slots, sql
 from annotation.services.leases import new_lease
 from core.errors import Conflict, NotFound, Unavailable
 from core.locking import lock_rows
@@ -77,23 +87,248 @@ class LeaseOutcome:
     retry_after: int | None = None
 
 
+@dataclass(frozen=True)
+class WorkState:
+    """What deciding a lease needs to know about a participant, read in one query
+    (``work_state_fields``): their status, consent and questionnaire, when their next
+    attention check and repeat are due, their regular labels so far (``done``), whether
+    the batch holds expired leases to give back, and their own unexpired lease."""
+
+    status: str
+    consented_at: datetime | None
+    answered_at: datetime | None
+    next_check_after: int | None
+    next_repeat_after: int | None
+    done: int
+    stale_leases: bool
+    held_lease: uuid.UUID | None
+
+    @classmethod
+    def of(cls, row) -> "WorkState":
+        """From a participation (or a ``values()`` dict) annotated by ``work_state_fields``."""
+        get = row.get if isinstance(row, dict) else partial(getattr, row)
+        return cls(
+            status=get("status"),
+            consented_at=get("consented_at"),
+            answered_at=get("answered_at"),
+            next_check_after=get("next_check_after"),
+            next_repeat_after=get("next_repeat_after"),
+            done=get("work_done") or 0,
+            stale_leases=bool(get("work_stale_leases")),
+            held_lease=get("work_held_lease"),
+        )
+
+
+def work_state_fields(batch_ref, annotator_ref, now: datetime) -> dict:
+    """Annotations of a participation query that make up its ``WorkState`` with the
+    participation's own columns; ``batch_ref`` and ``annotator_ref`` name the batch and
+    the annotator (``OuterRef("batch_id")`` and ``OuterRef("annotator_id")``)."""
+    done = (
+        Label.objects.filter(
+            batch_id=batch_ref, annotator_id=annotator_ref, status__in=REGULAR_STATUSES
+        )
+        .order_by()
+        .values("annotator_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    held = Assignment.objects.filter(
+        batch_id=batch_ref,
+        annotator_id=annotator_ref,
+        state=AssignmentState.OPEN,
+        expires_at__gt=now,
+    ).values("pk")[:1]
+    stale = Assignment.objects.filter(
+        batch_id=batch_ref, state=AssignmentState.OPEN, expires_at__lte=now
+    )
+    return {
+        "work_done": Coalesce(Subquery(done), 0),
+        "work_stale_leases": Exists(stale),
+        "work_held_lease": Subquery(held),
+    }
+
+
+def participation_for_work(
+    batch_slug: str, annotator_pk: int, now: datetime
+) -> tuple[Participation, WorkState] | None:
+    """The annotator's participation in the batch (its ``batch`` loaded) and its
+    ``WorkState``, in one query — what a request for work needs before deciding — or
+    ``None`` when there is no such participation (``annotation.services.sql``)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _work_state_sql(), {"slug": batch_slug, "annotator": annotator_pk, "now": now}
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    n_participation = len(sql.columns(Participation))
+    n_batch = len(sql.columns(Batch))
+    participation = sql.instance(Participation, row[:n_participation])
+    participation.batch = sql.instance(Batch, row[n_participation : n_participation + n_batch])
+    done, stale, held = row[n_participation + n_batch :]
+    state = WorkState(
+        status=participation.status,
+        consented_at=participation.consented_at,
+        answered_at=participation.answered_at,
+        next_check_after=participation.next_check_after,
+        next_repeat_after=participation.next_repeat_after,
+        done=done,
+        stale_leases=bool(stale),
+        held_lease=uuid.UUID(str(held)) if held is not None else None,
+    )
+    return participation, state
+
+
+@sql.statement
+def _work_state_sql() -> str:
+    label, assignment = sql.table(Label), sql.table(Assignment)
+    regular = ", ".join(f"'{status}'" for status in REGULAR_STATUSES)
+    return f"""
+        SELECT {sql.select_list(Participation, "p")}, {sql.select_list(Batch, "b")},
+            (SELECT COUNT(*) FROM {label} l
+             WHERE l.batch_id = p.batch_id AND l.annotator_id = p.annotator_id
+               AND l.status IN ({regular})),
+            EXISTS (SELECT 1 FROM {assignment} a
+                    WHERE a.batch_id = p.batch_id AND a.state = 'open'
+                      AND a.expires_at <= %(now)s),
+            (SELECT a.id FROM {assignment} a
+             WHERE a.batch_id = p.batch_id AND a.annotator_id = p.annotator_id
+               AND a.state = 'open' AND a.expires_at > %(now)s
+             LIMIT 1)
+        FROM {sql.table(Participation)} p JOIN {sql.table(Batch)} b ON b.id = p.batch_id
+        WHERE b.slug = %(slug)s AND p.annotator_id = %(annotator)s
+    """
+
+
+def read_work_state(participation: Participation, now: datetime) -> WorkState:
+    row = (
+        Participation.objects.filter(pk=participation.pk)
+        .annotate(**work_state_fields(OuterRef("batch_id"), OuterRef("annotator_id"), now))
+        .values(*WORK_STATE_COLUMNS, "work_done", "work_stale_leases", "work_held_lease")
+        .first()
+    )
+    if row is None:
+        raise NotFound("This annotator has not entered the batch.")
+    return WorkState.of(row)
+
+
+WORK_STATE_COLUMNS = (
+    "status",
+    "consented_at",
+    "answered_at",
+    "next_check_after",
+    "next_repeat_after",
+)
+
+
 def lease_next_item(
-    batch: Batch, participation: Participation, now: datetime | None = None
+    batch: Batch,
+    participation: Participation,
+    now: datetime | None = None,
+    *,
+    state: WorkState | None = None,
 ) -> LeaseOutcome:
     """The annotator's current lease in this batch, or a new one, or why there is none.
 
+    ``state`` is the participant's ``WorkState`` read at ``now`` by the caller in the same
+    query as the participation (the crowdworker API does); without it, it is read here.
+
     Raises ``Unavailable`` when the batch hands out no work, or when the annotator has
     not yet consented or answered the batch's questionnaire (``admission.require_ready``).
+
+    On PostgreSQL the common case — no check or repeat due, no cap on concurrent workers
+    — takes one statement (``slots.lease_in_one_statement``); everything else, and
+    SQLite, takes the locked path (``_lease_locked``), which gives the same answers.
     """
     now = now or timezone.now()
     if batch.state != BatchState.LIVE:
         raise Unavailable(batch.state, f"This batch is {batch.state}; it hands out no work.")
-    admission.require_ready(batch, participation)
-    expire_leases(batch=batch, now=now)
+    if state is None:
+        state = read_work_state(participation, now)
+    admission.require_ready(
+        batch, participation, consented_at=state.consented_at, answered_at=state.answered_at
+    )
+    if state.stale_leases:
+        expire_leases(batch=batch, now=now)
     quota = batch.quota_per_annotator
-    held = _current_lease_without_locking(batch, participation, now)
-    if held is not None:  # a repeated call (reload, second tab) needs no write lock
-        return held
+    excluded = state.status == Participation.Status.EXCLUDED
+    if state.held_lease is not None and not excluded:
+        # a repeated call (reload, second tab) needs no write lock
+        held = Assignment.objects.filter(pk=state.held_lease, state=AssignmentState.OPEN).first()
+        if held is not None:
+            return LeaseOutcome(held, "", state.done, quota)
+    if excluded:
+        return LeaseOutcome(None, NoWorkReason.EXCLUDED, state.done, quota)
+    if quota is not None and state.done >= quota:
+        return LeaseOutcome(None, NoWorkReason.QUOTA, state.done, quota)
+    if _one_statement_applies(batch, state):
+        assignment = _lease_in_one_statement(batch, participation, now)
+        if assignment is not None:
+            return LeaseOutcome(assignment, "", state.done, quota)
+    return _lease_locked(batch, participation, now)
+
+
+def _one_statement_applies(batch: Batch, state: WorkState) -> bool:
+    """Whether this lease can only be a regular item, with nothing else to decide under
+    the participant's lock: PostgreSQL, no cap on concurrent workers, and no attention
+    check or repeat due (nor their first due point still to be drawn)."""
+    if connection.vendor != "postgresql" or batch.max_concurrent_annotators:
+        return False
+    for every, due in (
+        (batch.check_every, state.next_check_after),
+        (batch.repeat_every, state.next_repeat_after),
+    ):
+        if every and (due is None or state.done >= due):
+            return False
+    return True
+
+
+def _lease_in_one_statement(
+    batch: Batch, participation: Participation, now: datetime
+) -> Assignment | None:
+    """A regular lease taken by ``slots.lease_in_one_statement``, or ``None`` when the
+    locked path must decide (no unlocked candidate, or a concurrent call of the same
+    annotator won: the unique constraints refused this one and nothing was written)."""
+    assignment_pk = uuid.uuid4()
+    expires_at = now + timedelta(seconds=batch.lease_seconds)
+    try:
+        # inside a caller's transaction a failed statement must not abort it
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+            taken = slots.lease_in_one_statement(
+                batch_pk=batch.pk,
+                annotator_pk=participation.annotator_id,
+                participation_pk=participation.pk,
+                assignment_pk=assignment_pk,
+                now=now,
+                expires_at=expires_at,
+                comparison=bool(batch.task_kind.comparison),
+            )
+    except IntegrityError:
+        return None
+    if taken is None:
+        return None
+    item_pk, order = taken
+    assignment = Assignment(
+        pk=assignment_pk,
+        batch=batch,
+        item_id=item_pk,
+        annotator_id=participation.annotator_id,
+        state=AssignmentState.OPEN,
+        purpose=Purpose.REGULAR,
+        shown_order=order,
+        leased_at=now,
+        expires_at=expires_at,
+    )
+    assignment._state.adding = False  # the row exists: the statement inserted it
+    assignment._state.db = connection.alias
+    return assignment
+
+
+def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> LeaseOutcome:
+    """The general path, under the participant's row lock: their own lease (given back
+    first when it expired), quota, the concurrency cap, a due check or repeat, then a
+    regular item; or why there is none."""
+    quota = batch.quota_per_annotator
     while True:
         with transaction.atomic():
             participation = _lock_participation(participation)
@@ -228,30 +463,6 @@ def release_leases(rows: list[tuple]) -> int:
         (item_pk, order) for _, item_pk, purpose, order in rows if purpose == Purpose.REGULAR
     )
     return len(rows)
-
-
-def _current_lease_without_locking(
-    batch: Batch, participation: Participation, now: datetime
-) -> LeaseOutcome | None:
-    """The annotator's unexpired open lease, read without a transaction.
-
-    Handing it out again changes nothing, so it needs no lock; on SQLite this keeps
-    page reloads from queueing for the database's single write lock.
-    """
-    current = Assignment.objects.filter(
-        batch=batch,
-        annotator_id=participation.annotator_id,
-        state=AssignmentState.OPEN,
-        expires_at__gt=now,
-    ).first()
-    if current is None:
-        return None
-    if Participation.objects.filter(
-        pk=participation.pk, status=Participation.Status.EXCLUDED
-    ).exists():
-        return None  # the locked path reports the exclusion
-    done = regular_done(batch, participation.annotator_id)
-    return LeaseOutcome(current, "", done, batch.quota_per_annotator)
 
 
 def _lock_participation(participation: Participation) -> Participation:

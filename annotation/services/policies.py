@@ -23,8 +23,10 @@ def apply_policies(batch: Batch, annotator_id: int) -> str | None:
     """Exclude the annotator if a policy of the batch says so; returns the reason, or None.
 
     Run after a label is stored (its own transaction): a label is never lost because a
-    policy acted on it.
+    policy acted on it. A batch without policies costs no query.
     """
+    if not batch.exclude_after_failed_checks and not _flag_policy_excludes(batch):
+        return None
     participation = (
         Participation.objects.filter(batch=batch, annotator_id=annotator_id)
         .select_related("annotator")
@@ -41,6 +43,10 @@ def apply_policies(batch: Batch, annotator_id: int) -> str | None:
     return reason
 
 
+def _flag_policy_excludes(batch: Batch) -> bool:
+    return batch.flag_policy == "exclude" and batch.flagged_share_to_exclude is not None
+
+
 def _policy_reason(batch: Batch, annotator_id: int) -> tuple[str | None, str]:
     labels = Label.objects.filter(batch=batch, annotator_id=annotator_id)
     if batch.exclude_after_failed_checks:
@@ -49,7 +55,7 @@ def _policy_reason(batch: Batch, annotator_id: int) -> tuple[str | None, str]:
         if failed >= batch.exclude_after_failed_checks:
             seen = checks.count()
             return f"failed {failed} of {seen} attention checks", "attention checks"
-    if batch.flag_policy == "exclude" and batch.flagged_share_to_exclude is not None:
+    if _flag_policy_excludes(batch):
         regular = labels.filter(status__in=REGULAR_STATUSES)
         total = regular.count()
         if total >= FLAG_POLICY_MIN_LABELS:

@@ -27,12 +27,15 @@ A test (``tests/annotation/test_slots.py``) fails if any other module writes the
 """
 
 import random
+import uuid
 from collections import Counter
 from collections.abc import Iterable
+from datetime import datetime
 
+from django.db import connection
 from django.db.models import F, Max, Q
 
-from annotation.models import Batch, Item
+from annotation.models import Assignment, Batch, Item, Label, Participation
 from core.errors import Conflict
 
 # Columns and values of a new item's counters (the importer's multi-row INSERT).
@@ -88,6 +91,151 @@ def take_slot(item_pk: int, order: str = "") -> bool:
             _order_has_room(order), pk=item_pk, reserved_count__lt=F("target")
         ).update(reserved_count=F("reserved_count") + 1, **_with_order(order, 1))
     )
+
+
+def lease_in_one_statement(
+    *,
+    batch_pk: int,
+    annotator_pk: int,
+    participation_pk: int,
+    assignment_pk: uuid.UUID,
+    now: datetime,
+    expires_at: datetime,
+    comparison: bool,
+) -> Slot | None:
+    """PostgreSQL: choose the annotator's next regular item, take its slot and record the
+    lease in **one** statement (one round trip, its own transaction in autocommit).
+
+    The statement, in order: marks the participation seen — only while it is active, and
+    the row lock this takes serialises it with an exclusion, which locks the same row —;
+    picks the unlocked item closest to completion that has a free slot and that this
+    annotator was never leased (``FOR UPDATE SKIP LOCKED``); takes the slot with the
+    conditional ``reserved_count < target`` (a pair: in the order with fewer slots, ties
+    at random, within ceil(N/2)); and inserts the open regular lease. Row locks last for
+    the statement only, so annotators contend for the top item for microseconds.
+
+    Returns ``(item pk, shown order)``, or ``None`` when no unlocked candidate was found
+    (or the participation is not active): the caller then takes the portable path, which
+    waits for locked candidates and says why there is no work. Two concurrent calls of
+    the same annotator can both pass the checks on the statement's snapshot; the unique
+    constraints on assignments then refuse the second (``IntegrityError``; the whole
+    statement, slot included, is rolled back) and the caller hands out the first lease.
+    """
+    item = Item._meta.db_table
+    assignment = Assignment._meta.db_table
+    participation = Participation._meta.db_table
+    tie = random.choice(ORDERS) if comparison else ""
+    order_sql = (
+        "CASE WHEN c.reserved_ab < c.reserved_ba THEN 'ab' "
+        "WHEN c.reserved_ab > c.reserved_ba THEN 'ba' ELSE %(tie)s END"
+        if comparison
+        else "''"
+    )
+    sql = f"""
+        WITH seen AS (
+            UPDATE {participation} SET last_seen_at = %(now)s
+            WHERE id = %(participation)s AND status = 'active'
+            RETURNING id
+        ), candidate AS (
+            SELECT i.id, i.reserved_ab, i.reserved_ba FROM {item} i
+            WHERE i.batch_id = %(batch)s AND i.reserved_count < i.target
+              AND EXISTS (SELECT 1 FROM seen)
+              AND NOT EXISTS (
+                  SELECT 1 FROM {assignment} a
+                  WHERE a.item_id = i.id AND a.annotator_id = %(annotator)s
+              )
+            ORDER BY i.reserved_count DESC, i.counted_count DESC, i.position ASC
+            LIMIT 1
+            FOR UPDATE OF i SKIP LOCKED
+        ), chosen AS (
+            SELECT c.id, {order_sql} AS shown_order FROM candidate c
+        ), taken AS (
+            UPDATE {item} i SET
+                reserved_count = i.reserved_count + 1,
+                reserved_ab = i.reserved_ab + (CASE WHEN ch.shown_order = 'ab' THEN 1 ELSE 0 END),
+                reserved_ba = i.reserved_ba + (CASE WHEN ch.shown_order = 'ba' THEN 1 ELSE 0 END)
+            FROM chosen ch
+            WHERE i.id = ch.id AND i.reserved_count < i.target
+              AND (ch.shown_order <> 'ab' OR i.reserved_ab < (i.target + 1) / 2)
+              AND (ch.shown_order <> 'ba' OR i.reserved_ba < (i.target + 1) / 2)
+            RETURNING i.id, ch.shown_order
+        )
+        INSERT INTO {assignment}
+            (id, batch_id, item_id, annotator_id, state, purpose, shown_order,
+             leased_at, expires_at, submitted_at)
+        SELECT %(assignment)s, %(batch)s, t.id, %(annotator)s, 'open', 'regular',
+               t.shown_order, %(now)s, %(expires)s, NULL
+        FROM taken t
+        RETURNING item_id, shown_order
+    """
+    params = {
+        "now": now,
+        "expires": expires_at,
+        "participation": participation_pk,
+        "batch": batch_pk,
+        "annotator": annotator_pk,
+        "assignment": assignment_pk,
+        "tie": tie,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def count_label_in_one_statement(
+    *,
+    assignment_pk: uuid.UUID,
+    annotator_pk: int,
+    label: dict,
+    now: datetime,
+) -> int | None:
+    """PostgreSQL: store the label of an open regular lease as ``counted`` in **one**
+    statement: the lease becomes submitted, its reserved slot counted, and the label row
+    is inserted (``label``: the ``Label`` columns other than the assignment, its batch,
+    item, annotator, order, status and time, which come from the lease).
+
+    The lease's row lock (taken by the ``UPDATE``) is what an exclusion or an expiry
+    waits for, as with the locked path: if either got there first, the lease is no longer
+    ``open`` and nothing is written. Returns the new label's pk, or ``None`` (the lease
+    is not an open regular lease of this annotator, or the annotator is excluded): the
+    caller then takes the locked path, which decides counted, surplus or excluded.
+    """
+    item = Item._meta.db_table
+    assignment = Assignment._meta.db_table
+    participation = Participation._meta.db_table
+    label_table = Label._meta.db_table
+    columns = sorted(label)
+    sql = f"""
+        WITH submitted AS (
+            UPDATE {assignment} a SET state = 'submitted', submitted_at = %(now)s
+            WHERE a.id = %(assignment)s AND a.annotator_id = %(annotator)s
+              AND a.state = 'open' AND a.purpose = 'regular'
+              AND NOT EXISTS (
+                  SELECT 1 FROM {participation} p
+                  WHERE p.batch_id = a.batch_id AND p.annotator_id = a.annotator_id
+                    AND p.status = 'excluded'
+              )
+            RETURNING a.id, a.batch_id, a.item_id, a.shown_order
+        ), counted AS (
+            UPDATE {item} i SET counted_count = i.counted_count + 1
+            FROM submitted s WHERE i.id = s.item_id
+            RETURNING i.id
+        )
+        INSERT INTO {label_table}
+            (assignment_id, batch_id, item_id, annotator_id, status, shown_order,
+             submitted_at, {", ".join(columns)})
+        SELECT s.id, s.batch_id, s.item_id, %(annotator)s, 'counted', s.shown_order,
+               %(now)s, {", ".join(f"%(label_{column})s" for column in columns)}
+        FROM submitted s JOIN counted c ON c.id = s.item_id
+        RETURNING id
+    """
+    params = {"now": now, "assignment": assignment_pk, "annotator": annotator_pk}
+    params.update({f"label_{column}": value for column, value in label.items()})
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def release_slots(slots: Iterable[Slot]) -> int:

@@ -277,7 +277,15 @@ def render_markdown(results: dict) -> str:
         )
         + ".",
         f"- Server: `{meta['server_command']}` (the ceiling: the same with `bench.crowd.ceiling`); "
-        f"extra environment: {options['env'] or 'none'}.",
+        f"extra environment: {options['env'] or 'none'}; "
+        + (
+            f"Redis `{options['redis']}` (sessions read from the cache, as in production)"
+            if options.get("redis")
+            else "no Redis (sessions in the database)"
+        )
+        + "; database connections: "
+        + str(meta.get("database_connections", "as config/settings.py decides"))
+        + ".",
         f"- Batch: absolute, N = {options['per_item']}, {meta['batch_items']} items at the end, no consent text "
         f"(annotators still POST the Start form).",
         f"- Clients: {options['client_procs']} process(es), aiohttp; open-loop pool = rate × "

@@ -121,6 +121,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="extra environment for both servers, e.g. CONN_MAX_AGE=60 (repeatable)",
     )
     parser.add_argument(
+        "--redis",
+        default="redis://127.0.0.1:6379/15",
+        help="REDIS_URL of both servers, as in production (sessions read from the cache, "
+        "shared login and rate-limit counts); '' runs without Redis (database sessions, "
+        "the embedded default). Skipped with a note when it does not answer",
+    )
+    parser.add_argument(
         "--pg",
         default="postgres://postgres@127.0.0.1:5432",
         help="PostgreSQL server URL (no database)",
@@ -152,6 +159,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         "tree as it is; the benchmark's own code and the results stay in this checkout",
     )
     parser.add_argument(
+        "--name",
+        default="crowd",
+        help="the results' file name: NAME.json and NAME.md (e.g. crowd-gthread for a run "
+        "with another worker class)",
+    )
+    parser.add_argument(
         "--wait-quiet",
         type=float,
         default=0.0,
@@ -177,7 +190,22 @@ def parse_args(argv=None) -> argparse.Namespace:
             parser.error(f"--env takes KEY=VALUE, got {pair!r}")
         extra[key] = value
     args.extra_env = extra
+    args.redis = args.redis.strip()
     return args
+
+
+def redis_if_answering(url: str) -> str:
+    """``url`` if a Redis server answers PING there (within a second), else ``''``."""
+    if not url:
+        return ""
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1).ping()
+    except (redis.exceptions.RedisError, OSError):
+        print(f"bench.crowd: no Redis at {url}; running without it", file=sys.stderr)
+        return ""
+    return url
 
 
 class Runner:
@@ -189,7 +217,11 @@ class Runner:
         self.static_root = self.tmp / "static"
         if args.commit:
             export_commit(args.commit, self.tmp / "src")
-        self.env = django_env(self.db, self.static_root, args.extra_env)
+        self.redis_url = redis_if_answering(args.redis)
+        server_env = dict(args.extra_env)
+        if self.redis_url and "REDIS_URL" not in server_env:
+            server_env["REDIS_URL"] = self.redis_url
+        self.env = django_env(self.db, self.static_root, server_env)
         self.servers: dict[str, Server] = {}
         self.batch: BenchBatch | None = None
         self.postmaster = procstat.find_postmaster()
@@ -216,6 +248,7 @@ class Runner:
                     "p99_bound_ms": args.p99_bound_ms,
                     "pool_seconds": args.pool_seconds,
                     "env": args.extra_env,
+                    "redis": self.redis_url or None,
                     "quick": args.quick,
                 },
             },
@@ -266,6 +299,24 @@ class Runner:
             f"servers up: platform {self.servers['platform'].base_url}, ceiling {self.servers['ceiling'].base_url}"
         )
         self.results["sql_per_request"] = self._sql_per_request()
+        self.results["meta"]["database_connections"] = self._connection_mode()
+
+    def _connection_mode(self) -> str:
+        """How the platform's settings connect to PostgreSQL (pool, persistent, per request)."""
+        probe = (
+            "import django; django.setup(); from django.conf import settings; "
+            "d = settings.DATABASES['default']; p = d.get('OPTIONS', {}).get('pool'); "
+            "print(f\"psycopg pool {p}, health checks {d['CONN_HEALTH_CHECKS']}\" if p else "
+            "f\"CONN_MAX_AGE={d['CONN_MAX_AGE']}, health checks {d['CONN_HEALTH_CHECKS']}\")"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=code_dir(),
+            env=self.env,
+            capture_output=True,
+            text=True,
+        )
+        return done.stdout.strip() or f"unknown ({done.stderr.strip()[-200:]})"
 
     def _pg_settings(self) -> dict:
         import psycopg
@@ -437,8 +488,8 @@ class Runner:
     def save(self) -> None:
         self.results["meta"]["elapsed_s"] = round(time.monotonic() - self.started, 1)
         self.results["meta"]["batch_items"] = self.batch.items if self.batch else None
-        report.write_json(self.results, self.out_dir / "crowd.json")
-        report.write_markdown(self.results, self.out_dir / "crowd.md")
+        report.write_json(self.results, self.out_dir / f"{self.args.name}.json")
+        report.write_markdown(self.results, self.out_dir / f"{self.args.name}.md")
 
     def close(self, failed: bool) -> None:
         for server in self.servers.values():
@@ -481,7 +532,8 @@ def main(argv=None) -> int:
         failed = False
     finally:
         runner.close(failed)
-    runner.log(f"wrote {runner.out_dir / 'crowd.json'} and {runner.out_dir / 'crowd.md'}")
+    name = runner.args.name
+    runner.log(f"wrote {runner.out_dir / (name + '.json')} and {runner.out_dir / (name + '.md')}")
     print(report.render_markdown(runner.results))
     return 0
 

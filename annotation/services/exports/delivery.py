@@ -5,6 +5,7 @@ report progress every ``PROGRESS_EVERY`` rows, and record the export in the batc
 audit trail.
 """
 
+import csv
 import io
 import os
 import tempfile
@@ -12,6 +13,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 
 from annotation.models import Batch, Item, Label, LabelStatus
+from annotation.services.exports import database
 from annotation.services.exports.card import data_card
 from annotation.services.exports.formats import (
     csv_chunks,
@@ -19,6 +21,7 @@ from annotation.services.exports.formats import (
     long_csv_chunks,
     long_jsonl_chunks,
     write_parquet,
+    write_parquet_from_csv,
 )
 from annotation.services.exports.rows import (
     iter_annotator_rows,
@@ -59,12 +62,19 @@ class _Counted:
     ``PROGRESS_EVERY`` rows and at the end (with ``total = done``)."""
 
     def __init__(
-        self, rows: Iterable, progress: Progress | None = None, total=None, *, grouped=False
+        self,
+        rows: Iterable,
+        progress: Progress | None = None,
+        total=None,
+        *,
+        grouped=False,
+        batched=False,
     ):
         self.rows = rows
         self.progress = progress
         self.total = total
         self.grouped = grouped
+        self.batched = batched  # entries are lists of rows (the database's batches)
         self.count = 0
 
     def __iter__(self) -> Iterator:
@@ -73,7 +83,7 @@ class _Counted:
             self.progress(0, self.total)
         for entry in self.rows:
             yield entry
-            self.count += len(entry[1]) if self.grouped else 1
+            self.count += len(entry[1]) if self.grouped else len(entry) if self.batched else 1
             if self.progress is not None and self.count - reported >= PROGRESS_EVERY:
                 reported = self.count
                 self.progress(self.count, max(self.total or 0, self.count))
@@ -103,6 +113,12 @@ def _table(batch: Batch, layout: str, all_statuses: bool, progress=None, total=N
 def _text_chunks(batch, layout, fmt, all_statuses, progress=None, total=None):
     """(counter, str chunks) of a JSONL or CSV table."""
     names = layout_columns(layout, batch)
+    if layout == "long" and database.applies(batch):
+        sql, params = database.line_sql(batch, fmt, all_statuses)
+        batches = _Counted(
+            _pieces(database.fetch_batches(sql, params)), progress, total, batched=True
+        )
+        return batches, _lines_to_chunks(batches, names, fmt)
     if layout == "long":
         groups = _Counted(
             iter_long_groups(batch, all_statuses=all_statuses), progress, total, grouped=True
@@ -117,6 +133,48 @@ def _text_chunks(batch, layout, fmt, all_statuses, progress=None, total=None):
     counter, rows = _table(batch, layout, all_statuses, progress, total)
     chunks = jsonl_chunks(rows) if fmt == "jsonl" else csv_chunks(rows, names)
     return counter, chunks
+
+
+LINES_PER_CHUNK = 1000
+
+
+def _pieces(batches: Iterable[list[tuple]]) -> Iterator[list[tuple]]:
+    """The database's batches of rows in pieces of at most ``LINES_PER_CHUNK`` rows (and
+    of ``PROGRESS_EVERY``, so that progress is reported as often as on the Python path)."""
+    size = max(1, min(LINES_PER_CHUNK, PROGRESS_EVERY))
+    for rows in batches:
+        for start in range(0, len(rows), size):
+            yield rows[start : start + size]
+
+
+def _database_rows(query: tuple[str, list], progress, total) -> "_Counted":
+    """The rows of a ``database`` query, in counted pieces."""
+    return _Counted(_pieces(database.fetch_batches(*query)), progress, total, batched=True)
+
+
+def _lines_to_chunks(
+    pieces: Iterable[list[tuple]], names: list[str], fmt: str, *, per_chunk: int = 1
+):
+    """The text of the lines the database built (``database.line_sql``: an item's part
+    on its first label's row, then each label's part), a chunk per ``per_chunk`` pieces;
+    CSV gets its header first and CRLF line ends."""
+    end = "\r\n" if fmt == "csv" else "\n"
+    if fmt == "csv":
+        header = io.StringIO()
+        csv.writer(header, lineterminator="\r\n").writerow(names)
+        yield header.getvalue()
+    part = ""
+    lines: list[str] = []
+    for index, rows in enumerate(pieces, start=1):
+        for first, rest in rows:
+            if first is not None:  # the first label of the next item
+                part = first
+            lines.append(part + rest + end)
+        if index % per_chunk == 0:
+            yield "".join(lines)
+            lines = []
+    if lines:
+        yield "".join(lines)
 
 
 def _total(batch: Batch, layout: str, all_statuses: bool) -> int:
@@ -156,6 +214,12 @@ def export_to_file(
             progress(1, 1)
         return text.count("\n")
     total = _total(batch, layout, all_statuses) if progress is not None else None
+    if fmt == "parquet" and layout == "long" and database.applies(batch):
+        batches = _database_rows(database.line_sql(batch, "arrow", all_statuses), progress, total)
+        # Arrow parses a few thousand lines at a time (fewer calls, memory still small)
+        chunks = _lines_to_chunks(batches, [], "arrow", per_chunk=5)
+        write_parquet_from_csv(chunks, path, columns(layout, batch))
+        return batches.count
     if fmt == "parquet":
         counter, rows = _table(batch, layout, all_statuses, progress, total)
         write_parquet(rows, path, columns(layout, batch))

@@ -159,3 +159,52 @@ def write_parquet(rows: Iterable[dict], path, export_columns: list[ExportColumn]
             writer.write_table(pa.Table.from_pydict(group, schema=schema))
             count += group_rows
     return count
+
+
+def write_parquet_from_csv(chunks: Iterable[str], path, export_columns: list[ExportColumn]) -> int:
+    """Write a Parquet file from CSV text in chunks of whole lines (no header; columns
+    in ``export_columns`` order; a present text quoted, an empty unquoted cell null —
+    the database's ``arrow`` lines). Each chunk is parsed by Arrow as it comes, and the
+    parsed pieces, compact in Arrow's memory, are written as a row group once they hold
+    ``PARQUET_ROW_GROUP`` rows or about ``PARQUET_GROUP_CHARS`` characters, as
+    ``write_parquet`` does. Returns the number of rows."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+    import pyarrow.parquet as pq
+
+    schema = parquet_schema(export_columns)
+    # one thread: the chunks are small, and threads' blocks would stay in Arrow's pool
+    read = pa_csv.ReadOptions(column_names=schema.names, use_threads=False)
+    parse = pa_csv.ParseOptions(newlines_in_values=True)
+    convert = pa_csv.ConvertOptions(
+        column_types=dict(zip(schema.names, schema.types, strict=True)),
+        null_values=[""],
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=False,
+        true_values=["true"],
+        false_values=["false"],
+    )
+    count = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        pieces: list = []
+        rows = chars = 0
+        for chunk in chunks:
+            if not chunk:
+                continue
+            piece = pa_csv.read_csv(
+                pa.py_buffer(chunk.encode("utf-8")),
+                read_options=read,
+                parse_options=parse,
+                convert_options=convert,
+            ).cast(schema)
+            pieces.append(piece)
+            rows += piece.num_rows
+            chars += len(chunk)
+            if rows >= PARQUET_ROW_GROUP or chars >= PARQUET_GROUP_CHARS:
+                writer.write_table(pa.concat_tables(pieces), row_group_size=rows)
+                count += rows
+                pieces, rows, chars = [], 0, 0
+        if pieces or count == 0:
+            writer.write_table(pa.concat_tables(pieces) if pieces else schema.empty_table())
+            count += rows
+    return count

@@ -1,0 +1,90 @@
+"""The crowdworker hot path's SQL statements, pinned so that they cannot creep back.
+
+A cycle is ``next`` (lease an item) then ``label`` (submit it). On PostgreSQL the common
+case takes one statement each for the lease and for the label (``slots.lease_in_one_statement``,
+``slots.count_label_in_one_statement``); on SQLite the locked path runs. The counts below
+include the session read (the database session engine of the tests; with Redis the cached
+session engine reads none), the savepoints of the test's own transaction, and nothing
+else: every further query is a regression to explain (bench/crowd measures the cost).
+"""
+
+import json
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from annotation import selectors
+from annotation.models import Assignment, Label
+from tests.factories import make_batch
+
+pytestmark = pytest.mark.django_db
+
+# (PostgreSQL, SQLite): statements of one request, all included
+NEXT_MAX = {"postgresql": 6, "sqlite": 12}
+LABEL_MAX = {"postgresql": 3, "sqlite": 8}
+REPEATED_NEXT_MAX = {"postgresql": 4, "sqlite": 4}
+
+
+def _most(limits: dict) -> int:
+    return limits["postgresql" if connection.vendor == "postgresql" else "sqlite"]
+
+
+def _enter(batch, worker: str) -> Client:
+    client = Client(enforce_csrf_checks=True)
+    assert client.get(f"/work/{batch.slug}/", {"worker": worker}).status_code == 200
+    client.post(
+        f"/work/{batch.slug}/consent",
+        {"csrfmiddlewaretoken": client.cookies["csrftoken"].value},
+    )
+    return client
+
+
+def _post(client: Client, url: str, body: dict | None = None):
+    return client.post(
+        url,
+        data=json.dumps(body or {}),
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value,
+    )
+
+
+def test_next_and_label_take_a_handful_of_statements(django_assert_max_num_queries):
+    batch = make_batch(n_items=6, per_item=3)
+    client = _enter(batch, "hot-path")
+    selectors.regular_item_count(batch)  # the progress bar's count, kept per process
+    for _ in range(3):
+        with django_assert_max_num_queries(_most(NEXT_MAX)):
+            lease = _post(client, f"/api/v1/work/{batch.slug}/next").json()
+        assert lease["assignment"] and lease["progress"]["total_items"] == 6
+        with django_assert_max_num_queries(_most(LABEL_MAX)):
+            answer = _post(
+                client,
+                f"/api/v1/assignments/{lease['assignment']}/label",
+                {"value": 4, "duration_ms": 2000},
+            )
+        assert answer.status_code == 201 and answer.json() == {"status": "counted"}
+    labels = Label.objects.filter(batch=batch)
+    assert labels.count() == 3 and set(labels.values_list("status", flat=True)) == {"counted"}
+    assert not Assignment.objects.filter(batch=batch, state="open").exists()
+
+
+def test_asking_again_for_the_held_lease_reads_only(django_assert_max_num_queries):
+    batch = make_batch(n_items=2, per_item=2)
+    client = _enter(batch, "reload")
+    selectors.regular_item_count(batch)
+    first = _post(client, f"/api/v1/work/{batch.slug}/next").json()
+    with django_assert_max_num_queries(_most(REPEATED_NEXT_MAX)):
+        again = _post(client, f"/api/v1/work/{batch.slug}/next").json()
+    assert again["assignment"] == first["assignment"]
+
+
+def test_a_batch_without_policies_costs_no_policy_query(django_assert_max_num_queries):
+    """The label of a batch with attention-check exclusion reads the annotator's checks;
+    one without pays nothing for it (the limits above hold with no policy)."""
+    batch = make_batch(n_items=2, per_item=2, exclude_after_failed_checks=2)
+    client = _enter(batch, "policies")
+    lease = _post(client, f"/api/v1/work/{batch.slug}/next").json()
+    with django_assert_max_num_queries(_most(LABEL_MAX) + 2):
+        answer = _post(client, f"/api/v1/assignments/{lease['assignment']}/label", {"value": 2})
+    assert answer.status_code == 201
