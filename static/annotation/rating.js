@@ -6,6 +6,13 @@
 // acknowledged it, and a failed request is retried (with the failure shown) until it
 // gets an answer, also after a reload of the page.
 //
+// The keys work wherever the focus is on the page: a digit chooses an option (and takes
+// the focus there, so that a toggle such as the instructions' does not keep Enter for
+// itself), Enter submits, ? shows the key help; only inside a text field are digits text.
+// The item's texts are prepared by content.js (sub-headings, sideways-scrolling code and
+// tables, direction per paragraph), and the page keeps the sticky header and rating bar
+// out of the way of what is read (scroll padding of their heights).
+//
 // The staff preview runs this same script with {"preview": true}: it shows the one item
 // the page carries (in <template id="preview-item">) and stores nothing.
 (function () {
@@ -21,6 +28,8 @@
   const radios = Array.from(form.querySelectorAll("input[name=value]"));
   const textInput = el("answer"); // the text widget's field (kinds that write an answer)
   const answerProblem = el("answer-problem"); // what is wrong with the typed answer
+  const keysHelp = el("keys-help"); // the key help dialog
+  const content = window.WorkerContent;
 
   let current = null; // {assignment, item, shownAt}
   let busy = false; // a request is in flight: ignore further submits
@@ -92,12 +101,19 @@
     const bar = el("progress");
     bar.setAttribute("aria-valuenow", String(done));
     if (total) bar.setAttribute("aria-valuemax", String(total));
+    bar.setAttribute("aria-valuetext", total ? done + " of " + total + " done" : done + " done");
     el("progress-text").textContent = total ? done + " / " + total + " done" : done + " done";
   }
 
   function renderItem(payload) {
     // the item's display comes from the server (its kind's template, texts sanitised)
-    el("item").innerHTML = payload.item.html;
+    const item = el("item");
+    // The focus was on the option just sent (or in the old item): it moves to the new
+    // item, so that a screen reader reads it next and no option looks chosen.
+    const focused = document.activeElement;
+    const refocus = !textInput && (item.contains(focused) || form.contains(focused));
+    item.innerHTML = payload.item.html;
+    prepareItem(item);
     radios.forEach((radio) => (radio.checked = false));
     if (textInput) textInput.value = "";
     updateSelection();
@@ -106,8 +122,36 @@
     current = { assignment: payload.assignment, shownAt: performance.now() };
     startHeartbeat(payload);
     window.scrollTo(0, 0);
-    document.querySelectorAll(".scroll").forEach((box) => (box.scrollTop = 0));
-    if (textInput) textInput.focus();
+    refreshLayout();
+    if (textInput) textInput.focus({ preventScroll: true });
+    else if (refocus) item.focus({ preventScroll: true });
+  }
+
+  // Each text of the item is content under its card's heading (h2): its own headings
+  // nest below it, its code and tables are named after the card.
+  function prepareItem(item) {
+    if (!content) return;
+    item.querySelectorAll(".markdown").forEach((text) => {
+      const card = text.closest(".card");
+      const heading = card && card.querySelector(".item-label");
+      content.prepare(text, { parentLevel: 2, label: heading ? heading.textContent.trim() : "" });
+    });
+  }
+
+  // The sticky header and rating bar never hide what the worker reads: focusing or
+  // scrolling something into view stops short of them.
+  function refreshLayout() {
+    const root = document.documentElement;
+    const header = el("task-header");
+    root.style.scrollPaddingTop = (header ? header.offsetHeight : 0) + 8 + "px";
+    root.style.scrollPaddingBottom = (el("rating").hidden ? 0 : form.offsetHeight) + 8 + "px";
+    // the link past the first of two texts, only where that text is longer than most of
+    // a screen (measured on the text, which the link does not change)
+    document.querySelectorAll("#item .skip-to").forEach((link) => {
+      const text = link.closest(".card").querySelector(".markdown");
+      link.classList.toggle("needless", !text || text.offsetHeight < 0.6 * window.innerHeight);
+    });
+    if (content) content.refresh();
   }
 
   function renderDone(payload) {
@@ -115,6 +159,7 @@
     stopHeartbeat();
     el("rating").hidden = true;
     el("done").hidden = false;
+    if (el("keys-button")) el("keys-button").hidden = true; // no keys to press any more
     const done = payload.progress && payload.progress.done;
     const reasons = {
       drained: done
@@ -220,13 +265,25 @@
     }
   }
 
+  // "✓ Saved" for a moment after each acknowledged label. The cue is emptied and filled
+  // anew each time, so that a screen reader announces every save (it is a status region).
+  let savedTimer = null;
   function showSaved() {
     const cue = el("saved");
     if (!cue) return;
-    cue.hidden = false;
-    cue.classList.remove("fade");
+    clearTimeout(savedTimer);
+    cue.classList.remove("shown");
+    cue.textContent = "";
+    const mark = document.createElement("span");
+    mark.setAttribute("aria-hidden", "true");
+    mark.textContent = "✓ ";
+    cue.append(mark, "Saved");
     void cue.offsetWidth; // restart the fade
-    cue.classList.add("fade");
+    cue.classList.add("shown");
+    savedTimer = setTimeout(() => {
+      cue.classList.remove("shown");
+      cue.textContent = "";
+    }, 2500);
   }
 
   // The text widget's limits, counted as the server counts them (characters are code
@@ -268,7 +325,9 @@
 
   function updateSelection() {
     if (textInput) showAnswerProblem(textProblem(textInput.value.trim()));
-    if (statusKind === "error" && selectedValue() !== null) showStatus("");
+    if ((statusKind === "error" || statusKind === "hint") && selectedValue() !== null) {
+      showStatus("");
+    }
     form.querySelectorAll(".choice").forEach((label) => {
       label.classList.toggle("selected", label.querySelector("input").checked);
     });
@@ -305,10 +364,27 @@
     );
   }
 
+  // Enter with nothing to send says what to do instead of doing nothing. (A typed answer
+  // that breaks the limits is already explained under its field.)
+  function showNothingChosen() {
+    if (textInput) {
+      if (!textInput.value.trim()) showStatus("Type your answer first, then press Enter.", "hint");
+      return;
+    }
+    const last = radios.length ? radios[radios.length - 1].dataset.key : "";
+    showStatus(
+      "Choose an answer first: press a key from 1 to " + last + " (or click one), then Enter.",
+      "hint"
+    );
+  }
+
   async function submitCurrent() {
     if (busy || !current) return;
     const value = selectedValue();
-    if (value === null) return;
+    if (value === null) {
+      showNothingChosen();
+      return;
+    }
     if (config.preview) {
       pretendSubmit(value);
       return;
@@ -334,31 +410,87 @@
     submitCurrent();
   });
 
+  // A field where keys are text (the short-text answer).
+  function isTextField(node) {
+    if (!node || !node.tagName) return false;
+    if (node.tagName === "TEXTAREA" || node.isContentEditable) return true;
+    return (
+      node.tagName === "INPUT" &&
+      !["radio", "checkbox", "button", "submit", "reset", "hidden"].includes(node.type)
+    );
+  }
+
+  function choose(radio) {
+    radio.checked = true;
+    updateSelection();
+    // The focus follows the choice: Enter then submits, whatever had the focus before
+    // (the instructions' toggle, a link in a response, a code block).
+    radio.focus({ preventScroll: true });
+  }
+
+  let focusBeforeHelp = null;
+  function openKeysHelp() {
+    if (!keysHelp || keysHelp.open) return;
+    focusBeforeHelp = document.activeElement;
+    keysHelp.showModal();
+  }
+  if (keysHelp) {
+    // The focus goes back where it was (browsers that do not do it themselves), unless a
+    // key pressed since the dialog closed has already moved it (the close event comes late).
+    keysHelp.addEventListener("close", () => {
+      const now = document.activeElement;
+      const lost = !now || now === document.body || keysHelp.contains(now);
+      if (lost && focusBeforeHelp && focusBeforeHelp.isConnected) {
+        focusBeforeHelp.focus({ preventScroll: true });
+      }
+      focusBeforeHelp = null;
+    });
+    el("keys-button").addEventListener("click", openKeysHelp);
+  }
+
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.isComposing) return; // this Enter confirms a word in an input method
+    if (keysHelp && keysHelp.open) return; // the dialog's own keys (Escape closes it)
     if (el("rating").hidden) return;
     const target = event.target;
-    if (target && (target.tagName === "TEXTAREA" || target.isContentEditable)) return;
-    const inTextField = target && target.tagName === "INPUT" && target.type === "text";
-    if (!inTextField && /^[1-9]$/.test(event.key)) {
+    const typing = isTextField(target);
+    if (event.key === "?" && !typing) {
+      event.preventDefault();
+      openKeysHelp();
+    } else if (!typing && /^[1-9]$/.test(event.key)) {
       const radio = radios.find((r) => r.dataset.key === event.key);
       if (radio) {
-        radio.checked = true;
-        updateSelection();
         event.preventDefault();
+        choose(radio);
       }
     } else if (event.key === "Enter") {
-      // Enter on a link, a summary (the instructions toggle) or another button keeps its
-      // own meaning; anywhere else it submits the chosen option.
-      const own = target && target.closest && target.closest("a, summary, button");
+      if (target && (target.tagName === "TEXTAREA" || target.isContentEditable)) return;
+      // Enter on a link, a toggle or another button keeps its own meaning; anywhere else
+      // (the page, a choice, a code block, the answer field) it submits.
+      const own = target && target.closest && target.closest("a[href], summary, button");
       if (own && own !== submitButton) return;
       event.preventDefault();
       if (!event.repeat) submitCurrent();
     }
   });
 
+  // Keep the scroll padding and the reachable blocks right when the screen changes size
+  // or the instructions open.
+  window.addEventListener("resize", refreshLayout);
+  if (window.ResizeObserver) {
+    const observer = new ResizeObserver(refreshLayout);
+    observer.observe(el("task-header") || document.body);
+    observer.observe(form);
+    observer.observe(el("item"));
+  }
+  const instructions = el("instructions");
+  if (instructions) instructions.addEventListener("toggle", refreshLayout);
+
   async function start() {
+    if (content && el("instructions-text")) {
+      content.prepare(el("instructions-text"), { parentLevel: 1, label: "Instructions" });
+    }
     if (config.preview) {
       el("progress-text").textContent = "Preview";
       renderItem({ assignment: "preview", item: { html: el("preview-item").innerHTML } });
