@@ -169,7 +169,6 @@ def app_environment(database_url: str, redis_url: str, static_root: Path, data_d
         SESSION_COOKIE_SECURE="0",
         CSRF_COOKIE_SECURE="0",
         CLIENT_IP_HEADER="HTTP_X_REAL_IP",
-        CONN_MAX_AGE="60",
         DJANGO_SETTINGS_MODULE="config.settings",
         LOG_LEVEL="WARNING",
     )

@@ -39,6 +39,9 @@ from tests.faults.stack import http_get
 pytestmark = pytest.mark.slow
 
 N_CLIENTS = 3
+# How long an answer may take while the database is down: a request may wait for a
+# pooled connection first (DATABASE_POOL_TIMEOUT, 10 s), then answers 503.
+OUTAGE_ANSWER_S = 30
 N_ANNOTATORS = 24
 
 
@@ -128,12 +131,19 @@ def test_crowd_survives_a_database_restart(stack_db, tmp_path):
 
     def restart_postgres():
         fault_stack.postgres.stop("fast")
-        # while it is down: the app says so with 503 and Retry-After, JSON on the API
-        health = http_get(fault_stack.proxy_port, "/healthz")
-        entry = http_get(fault_stack.proxy_port, "/work/fault-pg/?worker=newcomer")
-        api = http_get(fault_stack.proxy_port, "/api/v1/batches/", headers=token)
-        time.sleep(2)
-        fault_stack.postgres.start()
+        try:
+            # while it is down the app says so: 503 with Retry-After, JSON on the API (a
+            # request may first wait DATABASE_POOL_TIMEOUT for a connection)
+            health = http_get(fault_stack.proxy_port, "/healthz", timeout=OUTAGE_ANSWER_S)
+            entry = http_get(
+                fault_stack.proxy_port, "/work/fault-pg/?worker=newcomer", timeout=OUTAGE_ANSWER_S
+            )
+            api = http_get(
+                fault_stack.proxy_port, "/api/v1/batches/", timeout=OUTAGE_ANSWER_S, headers=token
+            )
+            time.sleep(2)
+        finally:
+            fault_stack.postgres.start()
         return health, entry, api
 
     crowd = _play(fault_stack, tmp_path, "fault-pg", restart_postgres)
@@ -176,15 +186,17 @@ def test_crowd_and_jobs_survive_a_redis_outage(stack_db, tmp_path):
 
     def stop_redis():
         fault_stack.redis.stop()
-        health = http_get(fault_stack.proxy_port, "/healthz")
-        ready = http_get(fault_stack.proxy_port, "/readyz")
-        export = _post(
-            f"{fault_stack.url}/api/v1/batches/fault-redis/export-jobs",
-            token,
-            {"layout": "long", "format": "csv"},
-        )
-        time.sleep(2)
-        fault_stack.redis.start()
+        try:
+            health = http_get(fault_stack.proxy_port, "/healthz")
+            ready = http_get(fault_stack.proxy_port, "/readyz")
+            export = _post(
+                f"{fault_stack.url}/api/v1/batches/fault-redis/export-jobs",
+                token,
+                {"layout": "long", "format": "csv"},
+            )
+            time.sleep(2)
+        finally:
+            fault_stack.redis.start()
         return health, ready, export
 
     crowd = _play(fault_stack, tmp_path, "fault-redis", stop_redis)
