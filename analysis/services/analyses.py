@@ -33,9 +33,7 @@ def analyse_batch(
     annotators into groups (default: its first choice question).
     """
     if "ratings" not in batch.task_kind.analyses:
-        raise InvalidInput(
-            "batch", f"the ratings analysis does not apply to {batch.kind} batches"
-        )
+        raise InvalidInput("batch", f"the ratings analysis does not apply to {batch.kind} batches")
     n_resamples, seed = validate_settings(n_resamples, seed)
     group_by = validate_group_by(batch, group_by)
     arrays = load_batch(batch)

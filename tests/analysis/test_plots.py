@@ -15,7 +15,8 @@ from matplotlib.text import Text
 from analysis import plots
 from analysis.views import CAPTIONS
 from annotation.models import BatchKind
-from tests.analysis.test_report_page import analysed_batch, client_for
+from tests.analysis.test_report_page import analysed_batch
+from tests.staff import staff_client as client_for
 
 FAMILIES = plots.subset_families("absolute", ["full", "tukey_k1.5", "top_entropy_2pct"])
 SOURCES = ["Skywork-Reward-Gemma-2-27B", "Llama-3.1-8B-Instruct", "gpt-4o:overall"]

@@ -3,7 +3,6 @@
 Every rejected import must name FILE:LINE: field and leave ScoreSource/Score untouched.
 """
 
-import csv
 import io
 import json
 
@@ -24,6 +23,7 @@ from annotation.models import BatchKind, Item
 from core.errors import InvalidInput
 from core.tabular import ImportRejected
 from tests.factories import make_batch
+from tests.files import write_csv, write_jsonl
 
 pytestmark = pytest.mark.django_db
 
@@ -51,21 +51,6 @@ def row(source="rm-1", kind="reward_model", score=1.0, **changes):
 
 
 DROP = object()
-
-
-def write_jsonl(path, rows):
-    lines = [r if isinstance(r, str) else json.dumps(r) for r in rows]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def write_csv(path, header, rows):
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    path.write_text(out.getvalue(), encoding="utf-8")
-    return path
 
 
 def counts():

@@ -4,22 +4,18 @@ import io
 import json
 
 import pytest
-from django.contrib.auth.models import Group, User
-from django.test import Client
-from rest_framework.authtoken.models import Token
 
 from annotation.models import Item
 from core.jobs.execution import job_files_dir
 from tests.factories import make_batch
+from tests.staff import token_client
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def admin_client():
-    user = User.objects.create_user("importer", password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name="admin"))
-    return Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return token_client("admin", "importer")
 
 
 def upload(name: str, rows: list[dict] | str):

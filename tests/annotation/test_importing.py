@@ -3,7 +3,6 @@
 Every rejected import must name FILE:LINE: field and leave the database untouched.
 """
 
-import csv
 import io
 import json
 import time
@@ -18,6 +17,7 @@ from annotation.services.batches import change_state, create_batch
 from annotation.services.importing import import_items
 from core.errors import Conflict
 from core.tabular import ImportRejected
+from tests.files import write_csv, write_jsonl
 
 pytestmark = pytest.mark.django_db
 
@@ -75,23 +75,6 @@ def pairwise_row(i, **changes):
 
 
 DROP = object()
-
-
-def write_jsonl(path, rows):
-    """Rows are dicts (dumped as JSON) or raw strings (written as they are)."""
-    lines = [row if isinstance(row, str) else json.dumps(row) for row in rows]
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return path
-
-
-def write_csv(path, header, rows):
-    """Rows are dicts (missing columns empty) or lists (written as they are)."""
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        for row in rows:
-            writer.writerow(row if isinstance(row, list) else [row.get(c, "") for c in header])
-    return path
 
 
 def counts():

@@ -21,6 +21,7 @@ from annotation.models import (
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from tests.factories import make_batch, make_participant
+from tests.staff import staff_client, staff_user
 
 pytestmark = pytest.mark.django_db
 
@@ -39,27 +40,14 @@ BAD_JSONL = (
 )
 
 
-def user_with(role: str | None, name: str | None = None):
-    user = get_user_model().objects.create_user(name or f"user-{role}", password="pw-123456")
-    if role:
-        user.groups.add(Group.objects.get(name=role))
-    return user
-
-
-def client_for(role: str | None) -> Client:
-    client = Client()
-    client.force_login(user_with(role))
-    return client
-
-
 @pytest.fixture
 def admin():
-    return client_for("admin")
+    return staff_client("admin")
 
 
 @pytest.fixture
 def researcher():
-    return client_for("researcher")
+    return staff_client("researcher")
 
 
 def rate(batch, participation, value=3, times=1):
@@ -113,7 +101,7 @@ def test_anonymous_is_sent_to_login_everywhere():
 
 
 def test_login_page_renders_and_logs_in_to_the_batch_list():
-    user_with("researcher", "rita")
+    staff_user("researcher", "rita")
     client = Client()
     page = client.get("/accounts/login/?next=/manage/")
     assert page.status_code == 200
@@ -135,7 +123,7 @@ def test_login_page_renders_and_logs_in_to_the_batch_list():
 def test_logged_in_user_without_a_role_gets_403():
     batch = make_batch()
     person = make_participant(batch)
-    client = client_for(None)
+    client = staff_client(None)
     for path in view_paths(batch) + admin_gets(batch):
         response = client.get(path)
         assert response.status_code == 403, path

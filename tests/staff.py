@@ -1,0 +1,34 @@
+"""Staff users and logged-in clients for the tests (one definition for every test file)."""
+
+from itertools import count
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+_numbers = count(1)
+PASSWORD = "pw-123456"
+
+
+def staff_user(role: str | None, name: str | None = None):
+    """A user in the ``admin`` or ``researcher`` group (``None``: a login without a role)."""
+    user = get_user_model().objects.create_user(
+        name or f"{role or 'nobody'}-{next(_numbers)}", password=PASSWORD, is_staff=bool(role)
+    )
+    if role:
+        user.groups.add(Group.objects.get(name=role))
+    return user
+
+
+def staff_client(role: str | None, name: str | None = None) -> Client:
+    """A browser session logged in as a new user of ``role``."""
+    client = Client()
+    client.force_login(staff_user(role, name))
+    return client
+
+
+def token_client(role: str, name: str | None = None) -> Client:
+    """An API client authenticating with a new ``role`` user's token."""
+    key = Token.objects.create(user=staff_user(role, name)).key
+    return Client(HTTP_AUTHORIZATION=f"Token {key}")
