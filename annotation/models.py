@@ -151,12 +151,13 @@ class Batch(models.Model):
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
     # The batch's jobs (core.models.Job), deleted with it. Its audit events are kept:
-    # they outlive what they describe, under their subject_label.
+    # they outlive what they describe, under their subject_label. No related_query_name:
+    # Job.objects.filter(batch=...) would prepare the batch's id with Job's UUID key
+    # (a wrong query, an error on PostgreSQL); ask batch.jobs instead.
     jobs = GenericRelation(
         "core.Job",
         content_type_field="subject_type",
         object_id_field="subject_id",
-        related_query_name="batch",
     )
 
     class Meta:

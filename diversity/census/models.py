@@ -28,7 +28,6 @@ class Census(models.Model):
         "core.Job",
         content_type_field="subject_type",
         object_id_field="subject_id",
-        related_query_name="census",
     )
 
     class Meta:

@@ -38,7 +38,6 @@ class GenieSet(models.Model):
         "core.Job",
         content_type_field="subject_type",
         object_id_field="subject_id",
-        related_query_name="genie_set",
     )
 
     class Meta:

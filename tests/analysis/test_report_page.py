@@ -118,7 +118,7 @@ def test_anonymous_visitors_are_sent_to_the_login_page():
         assert response["Location"].startswith("/accounts/login/?next=")
     response = Client().post(f"/manage/{batch.slug}/report/run", {"bootstrap": 10, "seed": 0})
     assert response.status_code == 302
-    assert not Job.objects.filter(batch=batch, created_by__isnull=False).exists()
+    assert not batch.jobs.filter(created_by__isnull=False).exists()
 
 
 def test_a_user_without_a_role_gets_403():
@@ -171,7 +171,7 @@ def test_without_a_report_the_page_offers_to_run_it_and_post_starts_a_job(
         )
     assert response.status_code == 302
     assert response["Location"] == f"/manage/{batch.slug}/report"
-    job = Job.objects.get(batch=batch, kind="analysis")
+    job = batch.jobs.get(kind="analysis")
     assert job.params == {"bootstrap": 20, "seed": 3}
     assert job.state == Job.State.SUCCEEDED  # eager Celery ran it on commit
     assert job.created_by.groups.filter(name="researcher").exists()
@@ -195,7 +195,7 @@ def test_the_script_gets_json_with_the_status_url(researcher, django_capture_on_
         )
     assert response.status_code == 202
     payload = response.json()
-    job = Job.objects.get(batch=batch, kind="analysis")
+    job = batch.jobs.get(kind="analysis")
     assert payload["id"] == str(job.pk)
     assert payload["status_url"] == f"/api/v1/jobs/{job.pk}"
     status = researcher.get(payload["status_url"])  # what report.js polls
@@ -222,7 +222,7 @@ def test_bad_settings_are_refused_and_no_job_starts(researcher):
     assert "Bootstrap resamples" in response.json()["error"]
     response = researcher.post(f"/manage/{batch.slug}/report/run", {"bootstrap": "10**9"})
     assert response.status_code == 302
-    assert not Job.objects.filter(batch=batch).exists()
+    assert not batch.jobs.all().exists()
     html = researcher.get(f"/manage/{batch.slug}/report").content.decode()
     assert "Analysis not started" in html
 
@@ -474,7 +474,7 @@ def test_a_batch_without_labels_still_gets_a_page(researcher, django_capture_on_
     add_sources(batch, [("rm-alpha", "reward_model")])
     with django_capture_on_commit_callbacks(execute=True):
         researcher.post(f"/manage/{batch.slug}/report/run", {"bootstrap": "10", "seed": "0"})
-    assert Job.objects.get(batch=batch).state == Job.State.SUCCEEDED
+    assert batch.jobs.get().state == Job.State.SUCCEEDED
     response = researcher.get(f"/manage/{batch.slug}/report")
     assert response.status_code == 200
     html = response.content.decode()

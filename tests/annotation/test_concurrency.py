@@ -7,9 +7,11 @@ threads see it:
   hammered by client processes (``multiprocessing`` spawn) that play 40 crowdworkers through
   the HTTP API — entry page, consent form, ``next`` and ``label`` with the CSRF header — with
   random behaviour per lease: normal submits, abandoned leases (some annotators come back
-  only once the batch drained), late submits past the lease time, double submits, retries
-  after a lost response, ``next`` called twice, and one gunicorn worker killed mid-run (a
-  server restart).
+  only once the batch drained), late submits past the lease time, slow readers who keep
+  their lease past the lease time with heartbeats (their label must be counted), double
+  submits, retries after a lost response, ``next`` called twice, and one gunicorn worker
+  killed mid-run (a server restart). Annotators who arrive when every slot is taken are
+  turned away at the entry page, before consent, and must hold nothing.
 * SQLite: the same scenario against pytest-django's threaded ``live_server`` (one process),
   played by client threads.
 * Two tabs of one annotator racing ``next`` end with one open lease, on either backend.
@@ -73,6 +75,8 @@ ALL_DONE_REASONS = {"drained", "nothing_left_for_you"}
 # while the study goes on: the remaining slots are leased by others (ask again shortly)
 WAIT_REASONS = {"wait", "busy"}
 COMPLETION_URL = "https://example.org/done"
+# The entry page's title for a newcomer when nothing is left (annotation.views.worker)
+FULL_NOTICE = "This study is full"
 
 # What an annotator does with a lease (relative weights).
 BEHAVIOURS = [
@@ -82,8 +86,12 @@ BEHAVIOURS = [
     ("abandon", 9),  # never submits; comes back after the lease expired
     ("leave", 4),  # abandons and only comes back after the batch drained
     ("late", 13),  # submits after the lease time (counted or surplus)
+    ("slow_reader", 8),  # reads past the lease time, keeping it alive with heartbeats
 ]
 DOUBLE_NEXT_PROBABILITY = 0.15
+# A slow reader submits this long after the lease began: past the lease time, within the
+# batch's max_lease_seconds (3 x the lease time by default), heart-beating as the page does.
+SLOW_READ_SECONDS = 1.75 * LEASE_SECONDS
 
 # What a worker of each kind sends: a word for short_text, an integer of the scale otherwise.
 ANSWER_WORDS = ["blue", "red", "green", "amber", "teal"]
@@ -210,6 +218,7 @@ class Person:
         self.browser = browser
         self.ready_at = 0.0
         self.pending_late: tuple[str, str, int | str] | None = None  # (assignment, item, value)
+        self.reading: dict | None = None  # a slow reader's lease, kept alive by heartbeats
         self.gone = False
         self.finished = False
         self.leases: dict[str, str] = {}  # assignment id -> item id, as handed out by next
@@ -303,8 +312,48 @@ def run_annotators(
     def until(wall_time: float) -> float:
         return max(0.0, wall_time - time.time())
 
+    def read_on(person: Person) -> None:
+        """A slow reader's next move: a heartbeat, or the label once read. Whatever the
+        server did in time by this client's clock (same machine) is checked: a heartbeat
+        answered before the lease's expiry extends it, and a label answered before the
+        (extended) expiry is counted, never surplus."""
+        reading = person.reading
+        assignment, item_id = reading["assignment"], reading["item_id"]
+        if time.time() >= reading["submit_at"]:
+            person.reading = None
+            code, answer = label(person, assignment, reading["value"])
+            in_time = time.time() < reading["expires_at"]
+            status = acknowledge(
+                person, assignment, item_id, reading["value"], code, answer, "slow_reader", {201}
+            )
+            if in_time and status != "counted":
+                raise ProtocolError(
+                    f"slow reader's label of {assignment}, within its extended lease: {status}"
+                )
+            stats["slow_reader_in_time" if in_time else "slow_reader_lapsed"] += 1
+            return
+        code, answer = person.browser.request(
+            "POST", f"/api/v1/assignments/{assignment}/heartbeat", json_body={}
+        )
+        in_time = time.time() < reading["expires_at"]
+        if code == 200 and isinstance(answer, dict) and answer.get("expires_at"):
+            extended = datetime.fromisoformat(answer["expires_at"]).timestamp()
+            if extended < reading["expires_at"] - 0.001:
+                raise ProtocolError(f"heartbeat of {assignment} shortened its lease: {answer!r}")
+            reading["expires_at"] = extended
+            stats["heartbeats"] += 1
+        elif code == 409 and not in_time:
+            stats["heartbeat_after_expiry"] += 1  # this client was late: nothing revived
+        else:
+            raise ProtocolError(f"heartbeat of {assignment} in time: HTTP {code} {answer!r}")
+        wait = min(reading["beat_every"], until(reading["submit_at"]))
+        person.ready_at = time.monotonic() + wait
+
     def step(person: Person, is_drained: bool) -> None:
         now = time.monotonic()
+        if person.reading is not None:
+            read_on(person)
+            return
         if person.pending_late is not None:
             assignment, item_id, value = person.pending_late
             person.pending_late = None
@@ -377,13 +426,33 @@ def run_annotators(
         elif behaviour == "late":
             person.pending_late = (assignment, item_id, value)
             person.ready_at = time.monotonic() + until(expires_at) + rng.uniform(0.3, 1.0)
+        elif behaviour == "slow_reader":
+            leased_at = expires_at - LEASE_SECONDS
+            # beats well within the lease (the page beats at a third of it), so that a busy
+            # client's delay does not let it lapse
+            beat_every = min(body["heartbeat_seconds"], LEASE_SECONDS / 4)
+            person.reading = {
+                "assignment": assignment,
+                "item_id": item_id,
+                "value": value,
+                "expires_at": expires_at,
+                "submit_at": leased_at + SLOW_READ_SECONDS,
+                "beat_every": beat_every,
+            }
+            person.ready_at = time.monotonic() + beat_every
 
     people = []
+    refused: list[str] = []
     for worker_id in worker_ids:
         person = Person(worker_id, WorkerBrowser(base_url, stats))
         code, page = person.browser.request("GET", f"/work/{slug}/?worker={worker_id}")
         if code != 200 or "csrftoken" not in person.browser.cookies:
             return {"errors": [f"entry of {worker_id}: HTTP {code}"], "records": [], "finals": {}}
+        if FULL_NOTICE in page:
+            # Arrived when every remaining slot was taken: turned away before consent
+            # (SPEC, "Admission and leaving"). Checked in _check_guarantees.
+            refused.append(worker_id)
+            continue
         token = person.browser.cookies["csrftoken"]
         code, _ = person.browser.request(
             "POST", f"/work/{slug}/consent", form={"csrfmiddlewaretoken": token}
@@ -424,6 +493,7 @@ def run_annotators(
         "records": records,
         "errors": errors,
         "finals": finals,
+        "refused": refused,
         "stats": dict(stats),
         "started": started,
         "ended": time.time(),
@@ -527,7 +597,13 @@ def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained
         _state_summary(batch)
     )
     finals = {w: body for report in reports for w, body in report["finals"].items()}
-    assert sorted(finals) == sorted(worker_ids), "not every annotator was told the batch is done"
+    refused = {w for report in reports for w in report.get("refused", [])}
+    assert sorted(finals) == sorted(set(worker_ids) - refused), (
+        "not every annotator who got in was told the batch is done"
+    )
+    # Turned away at the door: never asked to consent, nothing leased, nothing labelled.
+    assert not Assignment.objects.filter(batch=batch, annotator__platform_id__in=refused).exists()
+    assert len(refused) < len(worker_ids) / 2, f"most annotators were turned away: {refused}"
     acked_by_worker = Counter(
         record["worker"] for report in reports for record in report["records"]
     )
@@ -614,6 +690,7 @@ def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained
         "late_counted": sum(r["status"] == "counted" for r in late),
         "late_surplus": sum(r["status"] == "surplus" for r in late),
         "behaviours": dict(behaviours),
+        "refused_at_entry": len(refused),
     }
 
 

@@ -107,7 +107,7 @@ def test_researcher_runs_and_reads_the_report(
     page.get_by_label("Bootstrap resamples").fill("200")
     page.get_by_role("button", name="Run analysis").click()
     expect(page.locator("#headline-table")).to_be_visible()
-    job = Job.objects.get(batch=batch, kind="analysis")
+    job = batch.jobs.get(kind="analysis")
     assert job.state == Job.State.SUCCEEDED and job.params == {"bootstrap": 200, "seed": 0}
     _, report = latest_report(batch)
     expect(page.locator("[data-summary='n_items']")).to_have_text(str(N_ITEMS))
