@@ -50,6 +50,11 @@ class BatchArrays:
     # the questionnaire's choice questions, and each annotator's answer to each
     questions: list[dict] = field(default_factory=list)
     answers: dict[str, list[str | None]] = field(default_factory=dict)
+    # per test-retest pair (row of ``repeats``): the item's index
+    repeat_items: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    # per item: its query's category and sub-category ("" for none)
+    categories: list[str] = field(default_factory=list)
+    subcategories: list[str] = field(default_factory=list)
 
     @property
     def n_items(self) -> int:
@@ -58,6 +63,57 @@ class BatchArrays:
     @property
     def n_annotators(self) -> int:
         return len(self.annotators)
+
+    def restricted_to(self, keep: np.ndarray) -> "BatchArrays":
+        """The same batch limited to the items where ``keep`` (a bool mask over the items)
+        is true: those items in their order, their counted labels, the annotators who gave
+        one of them (in the batch's order, with their batch-wide attention checks and
+        answers) and the test–retest pairs of those items."""
+        keep = np.asarray(keep, dtype=bool)
+        item_number = np.cumsum(keep) - 1
+        of_items = keep[self.item_index]
+        present = np.unique(self.annotator_index[of_items])
+        annotator_number = np.full(self.n_annotators, -1, dtype=np.int64)
+        annotator_number[present] = np.arange(present.size)
+        repeats = np.empty((0, 3), dtype=np.int64)
+        repeat_items = np.empty(0, dtype=np.int64)
+        if len(self.repeats) and len(self.repeat_items) == len(self.repeats):
+            mine = keep[self.repeat_items] & (annotator_number[self.repeats[:, 0]] >= 0)
+            repeats = self.repeats[mine].copy()
+            repeats[:, 0] = annotator_number[repeats[:, 0]]
+            repeat_items = item_number[self.repeat_items[mine]]
+        kept = np.flatnonzero(keep).tolist()
+
+        def per_item(values: list) -> list:
+            return [values[i] for i in kept] if len(values) == len(keep) else []
+
+        return replace(
+            self,
+            item_ids=[self.item_ids[i] for i in kept],
+            item_pks=self.item_pks[keep],
+            response_pks=self.response_pks[keep],
+            item_index=item_number[self.item_index[of_items]],
+            annotator_index=annotator_number[self.annotator_index[of_items]],
+            value=self.value[of_items],
+            duration_ms=self.duration_ms[of_items],
+            annotators=[self.annotators[i] for i in present.tolist()],
+            gold=per_item(self.gold),
+            shown_order=self.shown_order[of_items] if self.shown_order.size else self.shown_order,
+            checks_passed=self.checks_passed[present]
+            if self.checks_passed.size
+            else self.checks_passed,
+            checks_failed=self.checks_failed[present]
+            if self.checks_failed.size
+            else self.checks_failed,
+            repeats=repeats,
+            repeat_items=repeat_items,
+            answers={
+                question: [answers[i] for i in present.tolist()]
+                for question, answers in self.answers.items()
+            },
+            categories=per_item(self.categories),
+            subcategories=per_item(self.subcategories),
+        )
 
 
 @dataclass
@@ -76,7 +132,16 @@ def load_items(batch: Batch) -> BatchArrays:
     item_rows = list(
         Item.objects.filter(batch=batch, is_check=False)
         .order_by("position")
-        .values_list("pk", "item_id", "response_id", "response_a_id", "response_b_id", "gold")
+        .values_list(
+            "pk",
+            "item_id",
+            "response_id",
+            "response_a_id",
+            "response_b_id",
+            "gold",
+            "query__category",
+            "query__subcategory",
+        )
     )
     if batch.kind == BatchKind.PAIRWISE:
         response_pks = np.array([(row[3], row[4]) for row in item_rows], dtype=np.int64)
@@ -96,6 +161,8 @@ def load_items(batch: Batch) -> BatchArrays:
         value=no_labels,
         duration_ms=np.empty(0),
         gold=[_accepted(row[5]) for row in item_rows],
+        categories=[row[6] for row in item_rows],
+        subcategories=[row[7] for row in item_rows],
     )
 
 
@@ -142,6 +209,7 @@ def load_batch(batch: Batch) -> BatchArrays:
     position = {pk: index for index, pk in enumerate(ordered_pks)}
     passed, failed = _check_outcomes(batch, position)
     questions, answers = _answers(batch, ordered_pks)
+    repeats, repeat_item_pks = _repeat_pairs(batch, position)
     return replace(
         items,
         item_index=item_index,
@@ -152,7 +220,8 @@ def load_batch(batch: Batch) -> BatchArrays:
         shown_order=columns[4].astype(np.int8),
         checks_passed=passed,
         checks_failed=failed,
-        repeats=_repeat_pairs(batch, position),
+        repeats=repeats,
+        repeat_items=_index_of(items.item_pks, repeat_item_pks),
         questions=questions,
         answers=answers,
     )
@@ -174,15 +243,16 @@ def _check_outcomes(batch: Batch, position: dict[int, int]) -> tuple[np.ndarray,
     return passed, failed
 
 
-def _repeat_pairs(batch: Batch, position: dict[int, int]) -> np.ndarray:
-    """(annotator index, first label, repeat label) for every repeated item."""
+def _repeat_pairs(batch: Batch, position: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(annotator index, first label, repeat label) for every repeated item, and the
+    repeated items' keys."""
     repeat_rows = list(
         Label.objects.filter(batch=batch, status=LabelStatus.REPEAT).values_list(
             "annotator_id", "item_id", "value"
         )
     )
     if not repeat_rows:
-        return np.empty((0, 3), dtype=np.int64)
+        return np.empty((0, 3), dtype=np.int64), np.empty(0, dtype=np.int64)
     firsts = {
         (annotator, item): value
         for annotator, item, value in Label.objects.filter(
@@ -192,11 +262,12 @@ def _repeat_pairs(batch: Batch, position: dict[int, int]) -> np.ndarray:
         ).values_list("annotator_id", "item_id", "value")
     }
     rows = [
-        (position[annotator], firsts[(annotator, item)], value)
+        (position[annotator], firsts[(annotator, item)], value, item)
         for annotator, item, value in repeat_rows
         if annotator in position and value is not None and firsts.get((annotator, item)) is not None
     ]
-    return np.array(rows, dtype=np.int64).reshape(len(rows), 3)
+    table = np.array(rows, dtype=np.int64).reshape(len(rows), 4)
+    return table[:, :3], table[:, 3]
 
 
 def _answers(batch: Batch, ordered_pks: list[int]) -> tuple[list[dict], dict]:

@@ -243,14 +243,36 @@ def headline(report: dict, similar: str = "", disagree: str = "") -> dict:
 # --------------------------------------------------------------------------- page tables
 
 
-def item_rows(report: dict, limit: int) -> list[dict]:
-    """The first ``limit`` rows of the item table: display text and the raw value to sort by."""
+def _in_category(entry: dict, category: str | None, subcategory: str | None) -> bool:
+    """Whether an item entry is of ``category`` and ``subcategory`` (``None``: any)."""
+    return (category is None or entry.get("category", "") == category) and (
+        subcategory is None or entry.get("subcategory", "") == subcategory
+    )
+
+
+def report_items(report: dict, category: str | None = None, subcategory: str | None = None):
+    """The report's item entries, only those of a category (and sub-category) when given."""
+    items = report.get("items", [])
+    if category is None and subcategory is None:
+        return items
+    return [item for item in items if _in_category(item, category, subcategory)]
+
+
+def has_categories(report: dict) -> bool:
+    return bool(report.get("by_category"))
+
+
+def item_rows(report: dict, limit: int, items: list[dict] | None = None) -> list[dict]:
+    """The first ``limit`` rows of the item table (of ``items``, by default all the report's):
+    display text and the raw value to sort by."""
     keys = ["mean", "std", "entropy_bits"]
     if report["kind"] == "pairwise":
         keys += ["agreement", "p_disagree"]
     return [
         {
             "item_id": item["item_id"],
+            "category": item.get("category", ""),
+            "subcategory": item.get("subcategory", ""),
             "n": item["n"],
             "counts": " · ".join(str(count) for count in item.get("counts", {}).values()),
             "cells": [
@@ -261,8 +283,51 @@ def item_rows(report: dict, limit: int) -> list[dict]:
                 for key in keys
             ],
         }
-        for item in report.get("items", [])[:limit]
+        for item in (report.get("items", []) if items is None else items)[:limit]
     ]
+
+
+def category_rows(
+    report: dict, category: str | None = None, subcategory: str | None = None
+) -> dict:
+    """The "By category" table: one row per ``by_category`` entry (of ``category`` /
+    ``subcategory`` when given), with counts, the small-group mark, the mean rating, two
+    agreement figures and each source's Spearman ρ on the category's full set; plus the
+    source names (the columns) and the threshold below which a group is small."""
+    sources = [source["source"] for source in report.get("sources", [])]
+    rows = []
+    for entry in report.get("by_category", []):
+        if category is not None and entry["category"] != category:
+            continue
+        if subcategory is not None and entry["subcategory"] != subcategory:
+            continue
+        full = {
+            correlation["source"]: correlation
+            for correlation in entry["correlations"]
+            if correlation["subset"] == "full"
+        }
+        figures = entry["agreement"]
+        rows.append(
+            {
+                "category": entry["category"],
+                "subcategory": entry["subcategory"],
+                "is_subcategory": entry["subcategory"] is not None,
+                "n_items": entry["n_items"],
+                "n_labels": entry["n_labels"],
+                "n_annotators": entry["n_annotators"],
+                "small": entry["small"],
+                "mean_rating": fmt(entry["mean_rating"]),
+                "mean_entropy": fmt(figures.get("mean_entropy_bits")),
+                "alpha": fmt(figures.get("krippendorff_alpha_ordinal")),
+                "sources": [_source_cell(full.get(name)) for name in sources],
+            }
+        )
+    return {
+        "rows": rows,
+        "sources": sources,
+        "min_items": report.get("category_min_items"),
+        "n_small": sum(row["small"] for row in rows),
+    }
 
 
 def annotator_rows(report: dict, limit: int) -> list[dict]:
@@ -318,12 +383,13 @@ def csv_stream(columns: list[str], rows: Iterable[list]) -> Iterator[str]:
 
 
 def item_table(report: dict) -> tuple[list[str], Iterator[list]]:
-    """Columns and rows of items.csv: the per-item figures and subset membership (1/0)."""
+    """Columns and rows of items.csv: the per-item figures (with the item's category and
+    sub-category) and subset membership (1/0)."""
     items = report.get("items", [])
     labels = list(items[0]["counts"]) if items else []
     pairwise = report["kind"] == "pairwise"
     subsets = {name: set(ids) for name, ids in report.get("subsets", {}).items()}
-    columns = ["item_id", "n", *[f"count_{label}" for label in labels]]
+    columns = ["item_id", "category", "subcategory", "n", *[f"count_{label}" for label in labels]]
     columns += ["mean", "std", "entropy_bits"]
     if pairwise:
         columns += ["agreement", "p_disagree"]
@@ -331,7 +397,8 @@ def item_table(report: dict) -> tuple[list[str], Iterator[list]]:
 
     def rows():
         for item in items:
-            row = [item["item_id"], item["n"], *[item["counts"].get(lb) for lb in labels]]
+            row = [item["item_id"], item.get("category", ""), item.get("subcategory", "")]
+            row += [item["n"], *[item["counts"].get(lb) for lb in labels]]
             row += [item.get("mean"), item.get("std"), item.get("entropy_bits")]
             if pairwise:
                 row += [item.get("agreement"), item.get("p_disagree")]
@@ -369,6 +436,90 @@ def annotator_table(report: dict) -> tuple[list[str], Iterator[list]]:
     """Columns and rows of annotators.csv: one row per annotator."""
     rows = ([entry.get(column) for column in ANNOTATOR_COLUMNS] for entry in report["annotators"])
     return ANNOTATOR_COLUMNS, rows
+
+
+CATEGORY_KEY_COLUMNS = ["category", "subcategory", "small"]
+CATEGORY_COLUMNS = [
+    *CATEGORY_KEY_COLUMNS,
+    "n_items",
+    "n_labels",
+    "n_annotators",
+    "mean_rating",
+    "mean_std",
+]
+POSITION_BIAS_COLUMNS = [
+    "n_choices",
+    "first_share",
+    "p",
+    "mean_value_a_first",
+    "mean_value_b_first",
+    "n_a_first",
+    "n_b_first",
+]
+RETEST_COLUMNS = ["n_pairs", "exact_share", "mean_abs_difference", "sign_agreement"]
+
+
+def _category_key(entry: dict) -> list:
+    """A ``by_category`` entry's key cells: a whole category has an empty sub-category."""
+    return [entry["category"], entry["subcategory"] or "", int(entry["small"])]
+
+
+def category_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    """Columns and rows of categories.csv: one row per ``by_category`` entry with its counts,
+    ``small`` (1/0), mean rating, every agreement figure, the subset sizes
+    (``n_<subset>``), position bias (``position_bias_*``, pairwise), test–retest
+    (``retest_*``) and the questionnaire groups' overall entropy."""
+    entries = report.get("by_category", [])
+    agreement_keys = [key for key, _, _ in AGREEMENT_FIGURES]
+    agreement_keys = [k for k in agreement_keys if any(k in e["agreement"] for e in entries)]
+    subsets = list(report.get("subsets", {}))
+    columns = [*CATEGORY_COLUMNS, *agreement_keys, *[f"n_{subset}" for subset in subsets]]
+    columns += [f"position_bias_{key}" for key in POSITION_BIAS_COLUMNS]
+    columns += [f"retest_{key}" for key in RETEST_COLUMNS]
+    columns += ["groups_question", "groups_mean_entropy_all"]
+
+    def rows():
+        for entry in entries:
+            validity = entry.get("validity") or {}
+            bias = validity.get("position_bias") or {}
+            retest = (validity.get("test_retest") or {}).get("batch") or {}
+            groups = validity.get("groups") or {}
+            row = [*_category_key(entry)]
+            row += [entry[key] for key in CATEGORY_COLUMNS[len(CATEGORY_KEY_COLUMNS) :]]
+            row += [entry["agreement"].get(key) for key in agreement_keys]
+            row += [entry["subset_sizes"].get(subset) for subset in subsets]
+            row += [bias.get(key) for key in POSITION_BIAS_COLUMNS]
+            row += [retest.get(key) for key in RETEST_COLUMNS]
+            row += [groups.get("question"), groups.get("mean_entropy_all")]
+            yield row
+
+    return columns, rows()
+
+
+def category_correlation_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    """Columns and rows of category_correlations.csv: correlations.csv's columns for every
+    ``by_category`` entry, each row led by the entry's category, sub-category and ``small``."""
+
+    def rows():
+        for entry in report.get("by_category", []):
+            _, table = correlation_table({"correlations": entry["correlations"]})
+            for row in table:
+                yield [*_category_key(entry), *row]
+
+    return [*CATEGORY_KEY_COLUMNS, *CORRELATION_COLUMNS], rows()
+
+
+def category_annotator_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    """Columns and rows of category_annotators.csv: each annotator's figures over the labels
+    of each ``by_category`` entry (attention checks, which have no category, are left out)."""
+    names = [c for c in ANNOTATOR_COLUMNS if not c.startswith("attention_checks")]
+
+    def rows():
+        for entry in report.get("by_category", []):
+            for annotator in entry["annotators"]:
+                yield [*_category_key(entry), *[annotator.get(name) for name in names]]
+
+    return [*CATEGORY_KEY_COLUMNS, *names], rows()
 
 
 def validity(report: dict) -> dict | None:

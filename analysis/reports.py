@@ -11,9 +11,14 @@ Choices the spec leaves open:
 * ``std`` is the population standard deviation (ddof = 0) of an item's labels.
 * ``by_kind`` averages, per kind and subset, the Spearman ρ and Pearson r of the sources
   whose correlation is defined there; ``n_sources`` says how many that was.
+* ``by_category`` recomputes the batch-level figures over each category's items (and each
+  sub-category's) as if they were a batch of their own: the subsets are chosen within the
+  category, the bootstrap uses the same seed, and an entry with fewer than
+  ``MIN_CATEGORY_ITEMS`` labelled items is marked ``small``.
 """
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import NotRequired, TypedDict
 
 import numpy as np
@@ -28,6 +33,8 @@ class ItemEntry(TypedDict):
     """One labelled item; ``agreement`` and ``p_disagree`` for pairwise batches only."""
 
     item_id: str
+    category: str  # the item's query's category ("" for none)
+    subcategory: str
     n: int
     counts: dict[str, int]  # label (as text) -> labels given, over the whole label set
     mean: float | None
@@ -148,6 +155,26 @@ class Settings(TypedDict):
     seed: int
 
 
+class CategoryEntry(TypedDict):
+    """The report's batch-level figures recomputed over one category's items (or one
+    sub-category's; ``subcategory`` is ``None`` for the whole category)."""
+
+    category: str
+    subcategory: str | None
+    n_items: int
+    n_labels: int
+    n_annotators: int
+    small: bool
+    mean_rating: float | None
+    mean_std: float | None
+    subset_sizes: dict[str, int]
+    agreement: Agreement
+    correlations: list[CorrelationEntry]
+    by_kind: list[ByKindEntry]
+    annotators: list[dict]
+    validity: Validity
+
+
 class Report(TypedDict):
     """The whole report, keys in the order they are written."""
 
@@ -165,6 +192,8 @@ class Report(TypedDict):
     annotators: list[AnnotatorEntry]
     sources: list[SourceEntry]
     validity: Validity
+    category_min_items: int
+    by_category: list[CategoryEntry]
 
 
 def build_report(
@@ -176,34 +205,29 @@ def build_report(
     group_by: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Report:
-    pairwise = arrays.kind == "pairwise"
-    counts = stats.count_matrix(arrays.item_index, arrays.value, arrays.label_set, arrays.n_items)
-    summary = stats.item_summary(counts, arrays.label_set)
-    agreement = stats.pairwise_agreement(counts, arrays.label_set) if pairwise else None
-    subsets = stats.batch_subsets(arrays.kind, summary, agreement)
-    labelled = subsets["full"]
-    steps = len(sources) + 2
+    groups = category_groups(arrays)
+    steps = len(sources) + 2 + len(groups)
     _tell(progress, 1, steps)
 
-    # One call for all sources: sources seeing the same items share each subset's resamples.
     # Progress counts the distinct item sets (subsets x score coverage) as they finish.
     def tell_sets(done: int, total: int) -> None:
         nonlocal steps
-        steps = total + 2
+        steps = total + 2 + len(groups)
         _tell(progress, 1 + done, steps)
 
-    per_source = stats.correlate_sources_subsets(
-        [source.scores for source in sources],
-        summary["mean"],
-        subsets,
-        n_resamples=n_resamples,
-        seed=seed,
-        progress=tell_sets,
-    )
-    correlations: list[CorrelationEntry] = []
-    for source, results in zip(sources, per_source, strict=True):
-        for subset, result in results.items():
-            correlations.append(_correlation_entry(source, subset, result))
+    figures = _figures(arrays, sources, n_resamples, seed, group_by, tell_sets)
+    labelled = figures.subsets["full"]
+    by_category: list[CategoryEntry] = []
+    for number, (category, subcategory, keep) in enumerate(groups, start=1):
+        restricted = arrays.restricted_to(keep)
+        scores = [replace(source, scores=source.scores[keep]) for source in sources]
+        entry = _category_entry(
+            category,
+            subcategory,
+            _figures(restricted, scores, n_resamples, seed, group_by, None),
+        )
+        by_category.append(entry)
+        _tell(progress, steps - len(groups) - 1 + number, steps)
 
     report: Report = {
         "batch": arrays.slug,
@@ -212,23 +236,14 @@ def build_report(
         "n_labels": int(arrays.value.size),
         "n_annotators": arrays.n_annotators,
         "settings": {"bootstrap_resamples": n_resamples, "seed": seed},
-        "items": _item_entries(arrays, counts, summary, agreement, labelled),
+        "items": _item_entries(arrays, figures.counts, figures.summary, figures.pairwise, labelled),
         "subsets": {
             name: [arrays.item_ids[i] for i in np.flatnonzero(mask)]
-            for name, mask in subsets.items()
+            for name, mask in figures.subsets.items()
         },
-        "correlations": correlations,
-        "by_kind": _by_kind(correlations, list(subsets)),
-        "agreement": _agreement_entry(
-            stats.agreement_summary(
-                arrays.item_index,
-                arrays.annotator_index,
-                arrays.value,
-                arrays.label_set,
-                arrays.n_items,
-            ),
-            pairwise,
-        ),
+        "correlations": figures.correlations,
+        "by_kind": _by_kind(figures.correlations, list(figures.subsets)),
+        "agreement": figures.agreement,
         "annotators": _annotator_entries(arrays),
         "sources": [
             {
@@ -238,10 +253,132 @@ def build_report(
             }
             for source in sources
         ],
-        "validity": validity_entry(arrays, group_by),
+        "validity": figures.validity,
+        "category_min_items": MIN_CATEGORY_ITEMS,
+        "by_category": by_category,
     }
     _tell(progress, steps, steps)
     return report
+
+
+@dataclass
+class _Figures:
+    """The batch-level figures of the report over one set of items (the batch, or one
+    category of it)."""
+
+    counts: np.ndarray
+    summary: dict[str, np.ndarray]
+    pairwise: dict[str, np.ndarray] | None
+    subsets: dict[str, np.ndarray]
+    correlations: list[CorrelationEntry]
+    agreement: Agreement
+    validity: Validity
+    arrays: BatchArrays
+
+
+def _figures(
+    arrays: BatchArrays,
+    sources: list[SourceScores],
+    n_resamples: int,
+    seed: int,
+    group_by: str | None,
+    progress: Callable[[int, int], None] | None,
+) -> _Figures:
+    is_pairwise = arrays.kind == "pairwise"
+    counts = stats.count_matrix(arrays.item_index, arrays.value, arrays.label_set, arrays.n_items)
+    summary = stats.item_summary(counts, arrays.label_set)
+    pairwise = stats.pairwise_agreement(counts, arrays.label_set) if is_pairwise else None
+    subsets = stats.batch_subsets(arrays.kind, summary, pairwise)
+    # One call for all sources: sources seeing the same items share each subset's resamples.
+    per_source = stats.correlate_sources_subsets(
+        [source.scores for source in sources],
+        summary["mean"],
+        subsets,
+        n_resamples=n_resamples,
+        seed=seed,
+        progress=progress,
+    )
+    correlations: list[CorrelationEntry] = []
+    for source, results in zip(sources, per_source, strict=True):
+        for subset, result in results.items():
+            correlations.append(_correlation_entry(source, subset, result))
+    agreement = _agreement_entry(
+        stats.agreement_summary(
+            arrays.item_index,
+            arrays.annotator_index,
+            arrays.value,
+            arrays.label_set,
+            arrays.n_items,
+        ),
+        is_pairwise,
+    )
+    return _Figures(
+        counts=counts,
+        summary=summary,
+        pairwise=pairwise,
+        subsets=subsets,
+        correlations=correlations,
+        agreement=agreement,
+        validity=validity_entry(arrays, group_by),
+        arrays=arrays,
+    )
+
+
+# ---------------------------------------------------------------------------- categories
+
+# A category (or sub-category) with fewer labelled items than this is marked ``small``:
+# its figures are computed and shown, but a Spearman rho over fewer than 30 items has a
+# 95 % interval of about +-0.36 or wider, too loose to compare categories by.
+MIN_CATEGORY_ITEMS = 30
+
+
+def category_groups(arrays: BatchArrays) -> list[tuple[str, str | None, np.ndarray]]:
+    """``(category, subcategory, item mask)`` of every group ``by_category`` reports: each
+    category of the batch's items (sorted by name, items without one, ``""``, last), each
+    followed by its sub-categories (``subcategory`` ``None``: the whole category) when
+    any of its items has one. None at all when no item has a category."""
+    if len(arrays.categories) != arrays.n_items or not any(arrays.categories):
+        return []
+    categories = np.array(arrays.categories, dtype=object)
+    subcategories = np.array(arrays.subcategories or [""] * arrays.n_items, dtype=object)
+    groups: list[tuple[str, str | None, np.ndarray]] = []
+    for category in sorted(set(arrays.categories), key=lambda name: (name == "", name)):
+        in_category = categories == category
+        groups.append((category, None, in_category))
+        mine = sorted(set(subcategories[in_category].tolist()), key=lambda n: (n == "", n))
+        if any(mine):
+            groups += [(category, sub, in_category & (subcategories == sub)) for sub in mine]
+    return groups
+
+
+def _category_entry(category: str, subcategory: str | None, figures: _Figures) -> CategoryEntry:
+    arrays, summary = figures.arrays, figures.summary
+    labelled = figures.subsets["full"]
+    n_items = int(labelled.sum())
+    means, spreads = summary["mean"][labelled], summary["std"][labelled]
+    return {
+        "category": category,
+        "subcategory": subcategory,
+        "n_items": n_items,
+        "n_labels": int(arrays.value.size),
+        "n_annotators": arrays.n_annotators,
+        "small": n_items < MIN_CATEGORY_ITEMS,
+        "mean_rating": _number(np.mean(means)) if n_items else None,
+        "mean_std": _number(np.mean(spreads)) if n_items else None,
+        "subset_sizes": {name: int(mask.sum()) for name, mask in figures.subsets.items()},
+        "agreement": figures.agreement,
+        "correlations": figures.correlations,
+        "by_kind": _by_kind(figures.correlations, list(figures.subsets)),
+        "annotators": [
+            {
+                key: value
+                for key, value in entry.items()
+                if key not in ("attention_checks_passed", "attention_checks_failed")
+            }
+            for entry in _annotator_entries(arrays)
+        ],
+        "validity": figures.validity,
+    }
 
 
 def _tell(progress: Callable[[int, int], None] | None, done: int, total: int) -> None:
@@ -265,10 +402,13 @@ def _item_entries(
     labelled: np.ndarray,
 ) -> list[ItemEntry]:
     labels = [str(int(label)) for label in arrays.label_set]
+    with_taxonomy = len(arrays.categories) == arrays.n_items
     entries = []
     for i in np.flatnonzero(labelled).tolist():
         entry: ItemEntry = {
             "item_id": arrays.item_ids[i],
+            "category": arrays.categories[i] if with_taxonomy else "",
+            "subcategory": arrays.subcategories[i] if with_taxonomy else "",
             "n": int(summary["n"][i]),
             "counts": dict(zip(labels, counts[i].tolist(), strict=True)),
             "mean": _number(summary["mean"][i]),

@@ -28,6 +28,24 @@ urlpatterns = [
         name="manage-report-annotators",
     ),
     path(
+        "manage/<slug:slug>/report/categories.csv",
+        views.report_table_csv,
+        {"table": "categories"},
+        name="manage-report-categories",
+    ),
+    path(
+        "manage/<slug:slug>/report/category_correlations.csv",
+        views.report_table_csv,
+        {"table": "category_correlations"},
+        name="manage-report-category-correlations",
+    ),
+    path(
+        "manage/<slug:slug>/report/category_annotators.csv",
+        views.report_table_csv,
+        {"table": "category_annotators"},
+        name="manage-report-category-annotators",
+    ),
+    path(
         "manage/<slug:slug>/report/figures.zip",
         views.report_figures_zip,
         name="manage-report-figures",

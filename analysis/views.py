@@ -3,9 +3,11 @@
 Researchers and admins (``analysis.access.can_analyse``) see the newest finished analysis of
 a batch:
 summary and agreement figures, the headline comparison of model–human Spearman ρ on the
-full set against the similar-quality and high-disagreement subsets, charts (inline SVG from
-``analysis.plots``), the item and annotator tables, and downloads (the report JSON, three
-CSV tables, and every chart as SVG and PDF, one by one or all in a zip). Without a report
+full set against the similar-quality and high-disagreement subsets, the figures by category,
+charts (inline SVG from ``analysis.plots``), the item and annotator tables, and downloads
+(the report JSON, the CSV tables of ``REPORT_TABLES``, and every chart as SVG and PDF, one
+by one or all in a zip). ``?category=`` / ``?subcategory=`` narrow the item table and the
+category table to those items (the category filter of every staff page). Without a report
 the page offers "Run analysis", which starts an ``analysis`` job and follows its progress
 through ``/api/v1/jobs/<id>``.
 
@@ -50,7 +52,8 @@ from analysis.services.analyses import (
 from analysis.services.scores import import_scores
 from annotation.access import abilities
 from annotation.models import Batch, BatchKind
-from annotation.pages import render_batch_page
+from annotation.pages import render_batch_page, taxonomy_panel
+from annotation.selectors import CategoryFilter
 from core.access import staff_page
 from core.audit import Actor
 from core.errors import ServiceError
@@ -311,8 +314,10 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
         "run_url": reverse("manage-report-run", args=[batch.slug]),
         **abilities(request.user),
     }
+    categories = CategoryFilter.from_params(request.GET)
+    context["taxonomy"] = taxonomy_panel(request, batch.items.all(), categories)
     if report is not None:
-        items = report.get("items", [])
+        items = presentation.report_items(report, categories.category, categories.subcategory)
         context.update(
             {
                 "settings": report.get("settings", {}),
@@ -330,7 +335,11 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
                 "agreement": presentation.agreement(report),
                 "validity": presentation.validity(report),
                 "sources": presentation.source_rows(score_coverage(batch)),
-                "item_rows": presentation.item_rows(report, ITEM_ROWS_SHOWN),
+                "item_rows": presentation.item_rows(report, ITEM_ROWS_SHOWN, items),
+                "by_category": presentation.category_rows(
+                    report, categories.category, categories.subcategory
+                ),
+                "has_categories": presentation.has_categories(report),
                 "n_items_total": len(items),
                 "items_capped": len(items) > ITEM_ROWS_SHOWN,
                 "item_rows_shown": ITEM_ROWS_SHOWN,
@@ -421,13 +430,16 @@ REPORT_TABLES = {
     "items": presentation.item_table,
     "correlations": presentation.correlation_table,
     "annotators": presentation.annotator_table,
+    "categories": presentation.category_table,
+    "category_correlations": presentation.category_correlation_table,
+    "category_annotators": presentation.category_annotator_table,
 }
 
 
 @staff_page(can_analyse)
 @require_GET
 def report_table_csv(request: HttpRequest, slug: str, table: str) -> StreamingHttpResponse:
-    """One of the report's tables (items, correlations, annotators) as a CSV download."""
+    """One of the report's tables (``REPORT_TABLES``) as a CSV download."""
     batch = get_object_or_404(Batch, slug=slug)
     _, report = _report_or_404(batch)
     return _csv_response(batch, table, *REPORT_TABLES[table](report))

@@ -135,8 +135,8 @@ class BatchAdmin(admin.ModelAdmin):
 
 @admin.register(Query)
 class QueryAdmin(admin.ModelAdmin):
-    list_display = ["query_id", "category"]
-    search_fields = ["query_id", "text", "category"]
+    list_display = ["query_id", "category", "subcategory"]
+    search_fields = ["query_id", "text", "category", "subcategory"]
 
 
 @admin.register(Response)

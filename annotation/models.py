@@ -53,14 +53,20 @@ def new_completion_code() -> str:
 
 
 class Query(models.Model):
-    """A user prompt. ``query_id`` is project-wide: the same id always means the same text."""
+    """A user prompt. ``query_id`` is project-wide: the same id always means the same text.
+
+    ``category`` and ``subcategory`` place it in the study's taxonomy (empty: none); a
+    sub-category belongs to a category (imports refuse one without the other).
+    """
 
     query_id = models.CharField(max_length=200, unique=True)
     text = models.TextField()
     category = models.CharField(max_length=200, blank=True, default="")
+    subcategory = models.CharField(max_length=200, blank=True, default="", db_default="")
 
     class Meta:
         verbose_name_plural = "queries"
+        indexes = [models.Index(fields=["category", "subcategory"], name="query_taxonomy")]
 
     def __str__(self) -> str:
         return self.query_id

@@ -1,5 +1,6 @@
-"""The staff pages' shared parts: the batch overview page and what the annotation app
-registers in ``core.extensions`` (the main navigation and the batch tabs).
+"""The staff pages' shared parts: the batch overview page, the category filter every
+staff page shows (``taxonomy_panel``), and what the annotation app registers in
+``core.extensions`` (the main navigation and the batch tabs).
 
 Other apps render the batch page again through ``render_batch_page`` (e.g. after a refused
 upload in their own panel) and add tabs, panels and columns through ``core.extensions``.
@@ -15,6 +16,7 @@ from django.utils import timezone
 from annotation import access, selectors
 from annotation.models import Batch, BatchState
 from annotation.rendering import render_markdown
+from annotation.selectors import CategoryFilter
 from annotation.services import batches as batch_services
 from core.extensions import NavLink, Tab, register_nav, register_tab
 
@@ -81,8 +83,9 @@ def _worker_links(request: HttpRequest, batch: Batch) -> list[dict]:
     ]
 
 
-def _export_links(batch: Batch) -> dict:
+def _export_links(batch: Batch, categories: CategoryFilter) -> dict:
     base = reverse("api-batch-export", args=[batch.slug])
+    only = categories.params()
     return {
         "layouts": [
             {
@@ -90,13 +93,45 @@ def _export_links(batch: Batch) -> dict:
                 "name": name,
                 "description": description,
                 "links": [
-                    (fmt, f"{base}?{urlencode({'layout': layout, 'format': fmt})}")
+                    (fmt, f"{base}?{urlencode({'layout': layout, 'format': fmt, **only})}")
                     for fmt in EXPORT_FORMATS
                 ],
             }
             for layout, name, description in EXPORT_LAYOUTS
         ],
-        "card": f"{base}?{urlencode({'layout': 'card'})}",
+        "card": f"{base}?{urlencode({'layout': 'card', **only})}",
+        "job_url": reverse("api-export-jobs", args=[batch.slug]) + categories.query_string(),
+    }
+
+
+def taxonomy_panel(request: HttpRequest, items, categories: CategoryFilter) -> dict | None:
+    """What ``annotation/staff/category_filter.html`` shows: the filter in force and the
+    items and counted labels per category of ``items`` (an ``Item`` queryset, unfiltered),
+    each category and sub-category a link that narrows the current page to it. ``None``
+    when there is nothing to show (no item has a category, and no filter is asked for)."""
+    rows = selectors.category_counts(items)
+    if not categories.active and not any(row["category"] for row in rows):
+        return None
+    base = request.path
+    for row in rows:
+        here = CategoryFilter(category=row["category"] or None)
+        row["url"] = base + here.query_string() if row["category"] else ""
+        row["current"] = categories.active and categories == here
+        for sub in row["subcategories"]:
+            here = CategoryFilter(row["category"] or None, sub["subcategory"] or None)
+            sub["url"] = base + here.query_string() if row["category"] else ""
+            sub["current"] = categories.subcategory is not None and categories == here
+    matched = any(
+        categories.matches(row["category"], sub["subcategory"])
+        for row in rows
+        for sub in row["subcategories"] or [{"subcategory": ""}]
+    )
+    return {
+        "filter": categories,
+        "rows": rows,
+        "clear_url": base,
+        "matched": matched,
+        "open": categories.active,
     }
 
 
@@ -126,8 +161,10 @@ def render_batch_page(
 ) -> HttpResponse:
     """The batch's overview page. ``problems`` lists a refused upload's lines (of the
     ``upload_subject`` file: items, or another app's, e.g. model scores), shown first on
-    the page; ``panel_state`` is what another app's panel wants shown."""
-    figures = selectors.batch_dashboard(batch)
+    the page; ``panel_state`` is what another app's panel wants shown. ``?category=`` and
+    ``?subcategory=`` narrow the figures and the export links to those items."""
+    categories = CategoryFilter.from_params(request.GET)
+    figures = selectors.batch_dashboard(batch, categories)
     context = {
         "batch": batch,
         "figures": figures,
@@ -135,9 +172,11 @@ def render_batch_page(
         "live_status": LIVE_STATUS.get(batch.state, batch.get_state_display()),
         "live_status_texts": {str(state): text for state, text in LIVE_STATUS.items()},
         "percent_done": round(100 * figures["share_done"], 1),
-        "progress_url": reverse("api-batch-progress", args=[batch.slug]),
+        "progress_url": reverse("api-batch-progress", args=[batch.slug])
+        + categories.query_string(),
         "worker_links": _worker_links(request, batch),
-        "exports": _export_links(batch),
+        "exports": _export_links(batch, categories),
+        "taxonomy": taxonomy_panel(request, batch.items.all(), categories),
         "state_actions": _state_actions(batch),
         "instructions_html": render_markdown(batch.instructions),
         "consent_html": render_markdown(batch.consent_text),

@@ -4,7 +4,10 @@ import hashlib
 import json
 import statistics
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db.models import Count, F, Max, Min, Q, Sum
@@ -21,11 +24,135 @@ from annotation.models import (
     LabelStatus,
     Participation,
     Purpose,
+    Query,
 )
 from annotation.rendering import ByteBoundedCache
+from core.errors import InvalidInput
 
 ACTIVE_WINDOW = timedelta(minutes=10)
 RATE_WINDOW = timedelta(hours=1)
+
+
+# --------------------------------------------------------------------------- taxonomy
+
+TAXONOMY_PARAMETERS = ("category", "subcategory")
+TAXONOMY_VALUE_MAX = Query._meta.get_field("category").max_length
+
+
+@dataclass(frozen=True)
+class CategoryFilter:
+    """Which items a page, an API answer or an export covers: those whose query has this
+    ``category`` and this ``subcategory`` (``None``: any). The one rule every staff page,
+    API endpoint and export applies (``?category=X&subcategory=Y``); a sub-category alone
+    matches it under any category. A value no item has simply matches nothing."""
+
+    category: str | None = None
+    subcategory: str | None = None
+
+    @classmethod
+    def from_params(cls, params: Mapping) -> "CategoryFilter":
+        """The filter a request (query string, form or JSON body) or a job asks for;
+        missing or empty values filter nothing. ``InvalidInput`` names a value that is not
+        text or is longer than a category can be."""
+        values = {}
+        for name in TAXONOMY_PARAMETERS:
+            raw = params.get(name)
+            if raw is None:
+                continue
+            if not isinstance(raw, str):
+                raise InvalidInput(name, "must be a text")
+            value = raw.strip()
+            if len(value) > TAXONOMY_VALUE_MAX:
+                raise InvalidInput(
+                    name, f"is {len(value):,} characters long; a {name} has at most "
+                    f"{TAXONOMY_VALUE_MAX}",
+                )  # fmt: skip
+            values[name] = value or None
+        return cls(**values)
+
+    @property
+    def active(self) -> bool:
+        return self.category is not None or self.subcategory is not None
+
+    def params(self) -> dict[str, str]:
+        """The filter as query parameters (only those set)."""
+        return {
+            name: getattr(self, name)
+            for name in TAXONOMY_PARAMETERS
+            if getattr(self, name) is not None
+        }
+
+    def query_string(self, **more: str) -> str:
+        """``?category=…&subcategory=…`` (with ``more`` first), or ``""`` with nothing."""
+        params = {**more, **self.params()}
+        return f"?{urlencode(params)}" if params else ""
+
+    def describe(self) -> str:
+        """The filter in words, e.g. ``category “Creative”, sub-category “Poetry”``."""
+        parts = []
+        if self.category is not None:
+            parts.append(f"category “{self.category}”")
+        if self.subcategory is not None:
+            parts.append(f"sub-category “{self.subcategory}”")
+        return ", ".join(parts) or "every category"
+
+    def q(self, item_path: str = "") -> Q:
+        """The condition on rows that reach an item through ``item_path`` (``""`` for
+        items themselves, ``"item__"`` for labels and assignments)."""
+        condition = Q()
+        if self.category is not None:
+            condition &= Q(**{f"{item_path}query__category": self.category})
+        if self.subcategory is not None:
+            condition &= Q(**{f"{item_path}query__subcategory": self.subcategory})
+        return condition
+
+    def matches(self, category: str, subcategory: str) -> bool:
+        """The same rule for an item already in memory (e.g. a report's item entry)."""
+        return (self.category is None or category == self.category) and (
+            self.subcategory is None or subcategory == self.subcategory
+        )
+
+
+NO_FILTER = CategoryFilter()
+
+
+def category_counts(items) -> list[dict]:
+    """Regular items of ``items`` (an ``Item`` queryset) and their counted labels per
+    category, each category with its sub-categories: ``[{"category", "items",
+    "labels_counted", "subcategories": [{"subcategory", "items", "labels_counted"}]}]``,
+    sorted by name (an empty category or sub-category is "none")."""
+    rows = (
+        items.filter(is_check=False)
+        .order_by()
+        .values_list("query__category", "query__subcategory")
+        .annotate(n=Count("pk"), counted=Sum("counted_count"))
+    )
+    categories: dict[str, dict] = {}
+    for category, subcategory, n, counted in rows:
+        entry = categories.setdefault(
+            category,
+            {"category": category, "items": 0, "labels_counted": 0, "subcategories": []},
+        )
+        entry["items"] += n
+        entry["labels_counted"] += counted or 0
+        entry["subcategories"].append(
+            {"subcategory": subcategory, "items": n, "labels_counted": counted or 0}
+        )
+    for entry in categories.values():
+        entry["subcategories"].sort(key=lambda sub: sub["subcategory"])
+        if [sub["subcategory"] for sub in entry["subcategories"]] == [""]:
+            entry["subcategories"] = []  # no sub-categories at all: nothing to list
+    return [categories[name] for name in sorted(categories)]
+
+
+def batch_items(batch: Batch, categories: CategoryFilter = NO_FILTER):
+    """The batch's items (attention checks too) that ``categories`` covers."""
+    return Item.objects.filter(categories.q(), batch=batch)
+
+
+def batch_labels(batch: Batch, categories: CategoryFilter = NO_FILTER):
+    """The batch's labels (every status) of the items ``categories`` covers."""
+    return Label.objects.filter(categories.q("item__"), batch=batch)
 
 
 def item_payload(item: Item, batch: Batch, assignment: Assignment | None = None) -> dict:
@@ -100,23 +227,29 @@ def load_item_for_display(item_pk: int) -> Item:
     )
 
 
-def batch_progress(batch: Batch) -> dict:
-    """Counts of items by completion and of labels by status."""
+def batch_progress(batch: Batch, categories: CategoryFilter = NO_FILTER) -> dict:
+    """Counts of items by completion and of labels by status (of the items ``categories``
+    covers)."""
     n = batch.annotations_per_item
-    items = batch.items.filter(is_check=False).aggregate(
-        total=Count("pk"),
-        complete=Count("pk", filter=Q(counted_count__gte=n)),
-        untouched=Count("pk", filter=Q(reserved_count=0, counted_count=0)),
+    items = (
+        batch_items(batch, categories)
+        .filter(is_check=False)
+        .aggregate(
+            total=Count("pk"),
+            complete=Count("pk", filter=Q(counted_count__gte=n)),
+            untouched=Count("pk", filter=Q(reserved_count=0, counted_count=0)),
+        )
     )
-    labels = batch.labels.aggregate(
+    labels = batch_labels(batch, categories).aggregate(
         **{status: Count("pk", filter=Q(status=status)) for status in LabelStatus.values}
     )
     items["in_progress"] = items["total"] - items["complete"] - items["untouched"]
     return {"items": items, "labels": labels, "target_labels": items["total"] * n}
 
 
-def batch_dashboard(batch: Batch) -> dict:
-    """The live figures of the batch page and the progress endpoint.
+def batch_dashboard(batch: Batch, categories: CategoryFilter = NO_FILTER) -> dict:
+    """The live figures of the batch page and the progress endpoint, over the items
+    ``categories`` covers (every figure: items, labels, leases, annotators, pace).
 
     ``leases`` counts the open regular leases (each holds one of an item's N slots):
     ``open`` ones still running, ``expired`` ones past their expiry whose slot goes back at
@@ -126,32 +259,36 @@ def batch_dashboard(batch: Batch) -> dict:
     what it rests on).
     """
     now = timezone.now()
-    figures = batch_progress(batch)
+    figures = batch_progress(batch, categories)
     counted = figures["labels"]["counted"]
     since = now - ACTIVE_WINDOW
     active = (
-        Assignment.objects.filter(batch=batch)
+        Assignment.objects.filter(categories.q("item__"), batch=batch)
         .filter(Q(leased_at__gte=since) | Q(submitted_at__gte=since))
         .values("annotator_id")
         .distinct()
         .count()
     )
+    labels = batch_labels(batch, categories)
     durations = list(
-        Label.objects.filter(batch=batch, status=LabelStatus.COUNTED, duration_ms__isnull=False)
+        labels.filter(status=LabelStatus.COUNTED, duration_ms__isnull=False)
         .order_by("-submitted_at")
         .values_list("duration_ms", flat=True)[:5000]
     )
-    last_activity = batch.labels.aggregate(last=Max("submitted_at"))["last"]
+    last_activity = labels.aggregate(last=Max("submitted_at"))["last"]
     remaining = max(figures["target_labels"] - counted, 0)
-    leases = _open_leases(batch, now)
-    free = batch.items.filter(is_check=False).aggregate(
-        free=Sum(F("target") - F("reserved_count"))
-    )["free"]
+    leases = _open_leases(batch, now, categories)
+    free = (
+        batch_items(batch, categories)
+        .filter(is_check=False)
+        .aggregate(free=Sum(F("target") - F("reserved_count")))["free"]
+    )
     unreserved = min(max(free or 0, 0), remaining)
-    finish_at, note = _projection(batch, remaining, unreserved, leases, now)
+    finish_at, note = _projection(batch, remaining, unreserved, leases, now, labels)
     figures.update(
         {
             "batch": batch.slug,
+            **categories.params(),
             "state": batch.state,
             "annotations_per_item": batch.annotations_per_item,
             "active_annotators": active,
@@ -173,10 +310,13 @@ def batch_dashboard(batch: Batch) -> dict:
     return figures
 
 
-def _open_leases(batch: Batch, now) -> dict:
+def _open_leases(batch: Batch, now, categories: CategoryFilter = NO_FILTER) -> dict:
     """Open regular leases (the ones holding a slot), running and past their expiry."""
     return Assignment.objects.filter(
-        batch=batch, state=AssignmentState.OPEN, purpose=Purpose.REGULAR
+        categories.q("item__"),
+        batch=batch,
+        state=AssignmentState.OPEN,
+        purpose=Purpose.REGULAR,
     ).aggregate(
         open=Count("pk", filter=Q(expires_at__gte=now)),
         expired=Count("pk", filter=Q(expires_at__lt=now)),
@@ -184,7 +324,7 @@ def _open_leases(batch: Batch, now) -> dict:
 
 
 def _projection(
-    batch: Batch, remaining: int, unreserved: int, leases: dict, now
+    batch: Batch, remaining: int, unreserved: int, leases: dict, now, labels
 ) -> tuple[datetime | None, str | None]:
     """When the batch will have all its labels, at the counted-label rate of the last hour.
 
@@ -212,7 +352,7 @@ def _projection(
             f"No projection: the remaining {_labels(remaining)} are all held by open leases"
             f"{expired_note}, so the finish depends on those being answered or given back."
         )
-    recent = batch.labels.filter(
+    recent = labels.filter(
         status=LabelStatus.COUNTED, submitted_at__gte=now - RATE_WINDOW
     ).aggregate(n=Count("pk"), first=Min("submitted_at"))
     if recent["n"] < 2:
@@ -266,18 +406,20 @@ def sharing_groups(batch: Batch) -> dict[str, list[str]]:
     return groups
 
 
-def annotator_rows(batch: Batch) -> list[dict]:
+def annotator_rows(batch: Batch, categories: CategoryFilter = NO_FILTER) -> list[dict]:
     """One row per participant: labels by status, median time, attention checks, quality
     flags, exclusion (and whether a policy did it), questionnaire answers, dates.
 
     ``n_labels`` and the median time cover the annotator's regular labels (counted,
-    surplus, excluded); attention checks and repeats are reported apart.
+    surplus, excluded); attention checks and repeats are reported apart. With a category
+    filter every figure covers the labels of the items it covers, and only annotators
+    with such a label are listed.
     """
     participations = list(
         Participation.objects.filter(batch=batch).select_related("annotator").order_by("pk")
     )
     per_annotator: dict[int, dict] = {p.annotator_id: _empty_stats() for p in participations}
-    labels = Label.objects.filter(batch=batch).values_list(
+    labels = batch_labels(batch, categories).values_list(
         "annotator_id", "status", "duration_ms", "check_passed", "too_fast", "straightlined",
         "submitted_at",
     )  # fmt: skip
@@ -302,6 +444,8 @@ def annotator_rows(batch: Batch) -> list[dict]:
     rows = []
     for participation in participations:
         stats = per_annotator[participation.annotator_id]
+        if categories.active and stats["last"] is None:
+            continue  # no label of the items the filter covers
         rows.append(
             {
                 "annotator": participation.annotator.pseudonym,

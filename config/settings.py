@@ -129,8 +129,9 @@ def database_settings() -> dict:
         config.setdefault("OPTIONS", {})["pool"] = {
             "min_size": int(os.environ.get("DATABASE_POOL_MIN_SIZE", "1")),
             "max_size": int(os.environ.get("DATABASE_POOL_MAX_SIZE", "4")),
-            # a request waits at most this long for a free connection (then 503)
-            "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT", "10")),
+            # a request waits at most this long for a connection, then answers 503: short,
+            # so that a database outage does not hold every sync worker (README)
+            "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT", "3")),
             "max_lifetime": 3600.0,
         }
     elif config["ENGINE"] == "django.db.backends.postgresql":
@@ -210,6 +211,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("REQUEST_MAX_BYTES", str(2_621_
 UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(20 * 1024 * 1024)))
 # Deepest nesting of arrays/objects a JSON body may have (the label API needs 1).
 JSON_MAX_DEPTH = int(os.environ.get("JSON_MAX_DEPTH", "32"))
+# Longest text (query, response, reference) an import accepts, in characters: a 5,000-word
+# answer is about 30,000; longer is almost always a broken file, and every such text is
+# rendered on a crowdworker's page.
+TEXT_MAX_CHARS = int(os.environ.get("TEXT_MAX_CHARS", "200000"))
 # Memory each process may spend on rendered Markdown (annotation.rendering).
 MARKDOWN_CACHE_BYTES = int(os.environ.get("MARKDOWN_CACHE_BYTES", str(8 * 1024 * 1024)))
 # Memory each process may spend on items' worker payloads (annotation.selectors).
@@ -225,6 +230,10 @@ CLIENT_IP_HEADER = os.environ.get("CLIENT_IP_HEADER", "").strip()
 # one still running after JOB_RUNNING_TIMEOUT_SECONDS lost its worker.
 JOB_PENDING_TIMEOUT_SECONDS = int(os.environ.get("JOB_PENDING_TIMEOUT_SECONDS", "900"))
 JOB_RUNNING_TIMEOUT_SECONDS = int(os.environ.get("JOB_RUNNING_TIMEOUT_SECONDS", str(6 * 3600)))
+# Job files (prepared exports, reports, stored uploads) older than this many days are
+# deleted by the periodic task, except the newest result of each kind per subject
+# (core.jobs.retention); 0 keeps them for ever.
+JOB_FILES_RETENTION_DAYS = int(os.environ.get("JOB_FILES_RETENTION_DAYS", "30"))
 
 # Scripts, styles, fonts and images from this site only; no inline script (core.http).
 # MTurk's HIT is finished by a form posted to MTurk itself.
@@ -323,6 +332,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "fail-stale-jobs": {"task": "core.tasks.fail_stale_jobs", "schedule": 60.0},
     "clear-expired-sessions": {"task": "core.tasks.clear_expired_sessions", "schedule": 3600.0},
+    "delete-old-job-files": {"task": "core.tasks.delete_old_job_files", "schedule": 3600.0},
 }
 
 # The cache (login throttling, chart images) is shared by every web process: Redis when

@@ -11,6 +11,8 @@ staff site as a whole). An app registers, from its ``AppConfig.ready()``:
   an upload's problems) when the page is rendered again;
 * ``Column`` — a column added to a table of another app's page, filled by a function of
   the subject that returns ``{row key: text shown}`` (``None`` shows a dash).
+* ``CardSection`` — Markdown lines added to a family's data card (e.g. how a batch was
+  made by another app), from a function of the subject (no lines: nothing added).
 
 Whatever is registered is shown in ``order``, and only to users its ``visible`` admits.
 """
@@ -64,10 +66,18 @@ class Column:
     order: int = 100
 
 
+@dataclass(frozen=True)
+class CardSection:
+    name: str
+    lines: Callable[[object], list[str]]
+    order: int = 100
+
+
 _NAV: list[NavLink] = []
 _TABS: dict[str, list[Tab]] = defaultdict(list)
 _PANELS: dict[str, list[Panel]] = defaultdict(list)
 _COLUMNS: dict[str, list[Column]] = defaultdict(list)
+_CARD_SECTIONS: dict[str, list[CardSection]] = defaultdict(list)
 
 
 def _add(registry: list, entry) -> None:
@@ -90,6 +100,18 @@ def register_panel(family: str, panel: Panel) -> None:
 
 def register_column(table: str, column: Column) -> None:
     _add(_COLUMNS[table], column)
+
+
+def register_card_section(family: str, section: CardSection) -> None:
+    _add(_CARD_SECTIONS[family], section)
+
+
+def card_sections(family: str, subject) -> list[str]:
+    """The Markdown lines the apps add to the subject's data card, in order."""
+    lines: list[str] = []
+    for section in _CARD_SECTIONS[family]:
+        lines += section.lines(subject)
+    return lines
 
 
 def nav_links(user, current_path: str) -> list[dict]:

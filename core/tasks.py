@@ -9,7 +9,7 @@ from importlib import import_module
 from celery import shared_task
 from django.conf import settings
 
-from core.jobs import execution, staleness
+from core.jobs import execution, retention, staleness
 
 logger = logging.getLogger(__name__)
 
@@ -34,3 +34,18 @@ def fail_stale_jobs() -> int:
 def clear_expired_sessions() -> None:
     """Periodic: delete expired sessions (every crowdworker entry opens one)."""
     import_module(settings.SESSION_ENGINE).SessionStore.clear_expired()
+
+
+@shared_task(name="core.tasks.delete_old_job_files", ignore_result=True)
+def delete_old_job_files() -> int:
+    """Periodic: job files past ``JOB_FILES_RETENTION_DAYS`` (``core.jobs.retention``);
+    returns how many were deleted."""
+    outcome = retention.delete_old_job_files()
+    if outcome.deleted_files:
+        logger.info(
+            "deleted %d job files (%d bytes) older than %d days",
+            outcome.deleted_files,
+            outcome.freed_bytes,
+            settings.JOB_FILES_RETENTION_DAYS,
+        )
+    return outcome.deleted_files

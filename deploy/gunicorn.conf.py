@@ -8,7 +8,10 @@ to nginx, so a slow client cannot hold one. Each can be overridden by the enviro
 import os
 
 bind = "0.0.0.0:8000"
-workers = int(os.environ.get("WEB_CONCURRENCY", "3"))
+# Two sync workers per core: a request spends much of its time waiting on PostgreSQL,
+# which a second process per core fills (README, "Worker class and count"). 4 is the
+# compose file's default, measured on 2 cores.
+workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
 # A request that runs longer than this is killed with its worker (then respawned).
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
 graceful_timeout = 20

@@ -1,10 +1,13 @@
 """Factories for test data: small, explicit, built through the real models and services."""
 
+import io
 import itertools
+import json
 
 from annotation.models import BatchKind, Item, Query, Response
 from annotation.services.annotators import identify_annotator, join_batch
 from annotation.services.batches import change_state, create_batch
+from annotation.services.importing import import_items
 
 _counter = itertools.count(1)
 
@@ -63,3 +66,47 @@ def make_batch(
 def make_participant(batch, worker_id: str | None = None, platform: str = "generic"):
     annotator = identify_annotator(platform, worker_id or f"worker-{next(_counter)}")
     return join_batch(batch, annotator)
+
+
+def make_categorised_batch(
+    taxonomy: list[tuple[str, str, int]],
+    *,
+    kind: str = BatchKind.ABSOLUTE,
+    per_item: int = 3,
+    live: bool = True,
+    slug: str | None = None,
+):
+    """A batch imported (through ``import_items``) from a JSONL file: for each
+    ``(category, subcategory, n_items)`` that many items, each with its own query of that
+    category and sub-category (``""``: none). Item ids are ``<category>-<number>``."""
+    number = next(_counter)
+    slug = slug or f"tax-{number}"
+    batch = create_batch(
+        slug=slug, kind=kind, title=f"Taxonomy batch {number}", annotations_per_item=per_item
+    )
+    lines = []
+    for category, subcategory, n_items in taxonomy:
+        for index in range(n_items):
+            stem = f"{slug}-{category or 'none'}-{subcategory or 'none'}-{index}".lower()
+            row = {
+                "item_id": f"{category or 'none'}-{subcategory or 'none'}-{index}".lower(),
+                "query_id": f"q-{stem}",
+                "query": f"Question {stem}?",
+                "category": category,
+                "subcategory": subcategory,
+            }
+            if kind == BatchKind.PAIRWISE:
+                row.update(
+                    response_a_id=f"ra-{stem}",
+                    response_a=f"Answer A {stem}",
+                    response_b_id=f"rb-{stem}",
+                    response_b=f"Answer B {stem}",
+                )
+            else:
+                row.update(response_id=f"r-{stem}", response=f"Answer {stem}", model="model-x")
+            lines.append(json.dumps(row) + "\n")
+    source = io.BytesIO("".join(lines).encode("utf-8"))
+    import_items(batch, source, filename="items.jsonl")
+    if live and lines:
+        batch = change_state(batch, "live")
+    return batch

@@ -21,14 +21,24 @@ def staff_user(role: str | None, name: str | None = None):
     return user
 
 
-def staff_client(role: str | None, name: str | None = None) -> Client:
-    """A browser session logged in as a new user of ``role``."""
+def logged_in(user) -> Client:
+    """A browser session logged in as ``user``."""
     client = Client()
-    client.force_login(staff_user(role, name))
+    client.force_login(user)
     return client
 
 
-def token_client(role: str, name: str | None = None) -> Client:
-    """An API client authenticating with a new ``role`` user's token."""
-    key = Token.objects.create(user=staff_user(role, name)).key
+def with_token(user) -> Client:
+    """An API client authenticating with ``user``'s token."""
+    key = Token.objects.get_or_create(user=user)[0].key
     return Client(HTTP_AUTHORIZATION=f"Token {key}")
+
+
+def staff_client(role: str | None, name: str | None = None) -> Client:
+    """A browser session logged in as a new user of ``role``."""
+    return logged_in(staff_user(role, name))
+
+
+def token_client(role: str | None, name: str | None = None) -> Client:
+    """An API client authenticating with a new ``role`` user's token."""
+    return with_token(staff_user(role, name))

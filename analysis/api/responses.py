@@ -18,6 +18,8 @@ class _Correlation(serializers.Serializer):
 
 class ReportItem(serializers.Serializer):
     item_id = serializers.CharField()
+    category = serializers.CharField(help_text="The item's query's category (empty: none).")
+    subcategory = serializers.CharField(help_text="Its sub-category (empty: none).")
     n = serializers.IntegerField(help_text="Counted labels.")
     counts = serializers.DictField(
         child=serializers.IntegerField(), help_text="Label → count over the fixed label set."
@@ -74,6 +76,31 @@ class ReportAnnotator(serializers.Serializer):
     reason = serializers.CharField(required=False)
 
 
+class ReportCategory(serializers.Serializer):
+    """The batch-level figures recomputed on one category's (or sub-category's) items."""
+
+    category = serializers.CharField(help_text="Empty: the items without a category.")
+    subcategory = serializers.CharField(
+        allow_null=True, help_text="Null: the whole category; empty: its items without one."
+    )
+    n_items = serializers.IntegerField(help_text="Items with at least one counted label.")
+    n_labels = serializers.IntegerField()
+    n_annotators = serializers.IntegerField()
+    small = serializers.BooleanField(
+        help_text="Fewer than category_min_items labelled items: shown, but too few to compare."
+    )
+    mean_rating = serializers.FloatField(allow_null=True, help_text="Mean of the item means.")
+    mean_std = serializers.FloatField(allow_null=True, help_text="Mean of the item stds.")
+    subset_sizes = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Subset (chosen within the group) → items."
+    )
+    agreement = ReportAgreement()
+    correlations = ReportCorrelation(many=True)
+    by_kind = ReportByKind(many=True)
+    annotators = ReportAnnotator(many=True)
+    validity = serializers.DictField(help_text="As the report's validity, over the group.")
+
+
 class ReportResponse(serializers.Serializer):
     """The newest finished analysis of a batch (ANALYSIS.md)."""
 
@@ -91,6 +118,12 @@ class ReportResponse(serializers.Serializer):
     by_kind = ReportByKind(many=True)
     agreement = ReportAgreement()
     annotators = ReportAnnotator(many=True)
+    category_min_items = serializers.IntegerField(
+        help_text="A by_category entry with fewer labelled items is marked small."
+    )
+    by_category = ReportCategory(
+        many=True, help_text="Per category, then its sub-categories ([] without categories)."
+    )
 
 
 REPORT_EXAMPLE = OpenApiExample(
@@ -104,6 +137,8 @@ REPORT_EXAMPLE = OpenApiExample(
         "items": [
             {
                 "item_id": "q07-r03",
+                "category": "Creative Content Generation",
+                "subcategory": "",
                 "n": 25,
                 "counts": {"1": 0, "2": 3, "3": 9, "4": 10, "5": 3},
                 "mean": 3.52,
@@ -143,6 +178,8 @@ REPORT_EXAMPLE = OpenApiExample(
                 "reason": "fewer than 3 shared items",
             }
         ],
+        "category_min_items": 30,
+        "by_category": [],
     },
     response_only=True,
 )

@@ -1,7 +1,8 @@
 """Label exports over HTTP (streamed) and as background jobs (FORMATS.md, API.md).
 
-``GET /api/v1/batches/<slug>/export?layout=&format=&all_statuses=`` answers with the file
-itself: JSONL, CSV and the Markdown card are generated while they are sent; Parquet is
+``GET /api/v1/batches/<slug>/export?layout=&format=&all_statuses=&category=&subcategory=``
+answers with the file itself (``category``/``subcategory``: only those items, the data card
+says so): JSONL, CSV and the Markdown card are generated while they are sent; Parquet is
 written to a temporary file first and streamed from it (the file is deleted when the
 response is closed). ``POST /api/v1/batches/<slug>/export-jobs`` records the same export as
 a job and answers ``202`` with the job (poll ``status_url``, fetch ``download_url``).
@@ -22,6 +23,7 @@ from rest_framework.views import APIView
 
 from annotation.access import CanExport
 from annotation.models import Batch
+from annotation.selectors import TAXONOMY_PARAMETERS, CategoryFilter
 from annotation.services.exports.delivery import TemporaryExportFile, stream_export
 from annotation.services.exports.schema import (
     CARD_FORMAT,
@@ -47,6 +49,13 @@ ALL_STATUSES_HELP = (
     "0 (default): counted labels only. No effect on the other layouts."
 )
 
+CATEGORY_HELP = (
+    "Only the items whose query has this category (at most 200 characters); an unknown "
+    "one gives an empty export. The data card says the export is a subset, and by which "
+    "filter."
+)
+SUBCATEGORY_HELP = "Only the items whose query has this sub-category (with or without `category`)."
+
 EXPORT_FILE_HELP = (
     "The export as a download: JSONL (one object per row), CSV (header row; lists as JSON "
     "text), Parquet (lists as list columns, integers as int64) or the Markdown card."
@@ -64,6 +73,12 @@ EXPORT_PARAMETERS = [
         "all_statuses", OpenApiTypes.INT, OpenApiParameter.QUERY, enum=[0, 1], default=0,
         description=ALL_STATUSES_HELP,
     ),
+    OpenApiParameter(
+        "category", OpenApiTypes.STR, OpenApiParameter.QUERY, description=CATEGORY_HELP
+    ),
+    OpenApiParameter(
+        "subcategory", OpenApiTypes.STR, OpenApiParameter.QUERY, description=SUBCATEGORY_HELP
+    ),
 ]  # fmt: skip
 
 
@@ -73,6 +88,8 @@ class ExportJobRequest(serializers.Serializer):
     layout = serializers.ChoiceField(choices=LAYOUTS, default="long", help_text=LAYOUT_HELP)
     format = serializers.ChoiceField(choices=FORMATS, required=False, help_text=FORMAT_HELP)
     all_statuses = serializers.BooleanField(default=False, help_text=ALL_STATUSES_HELP)
+    category = serializers.CharField(required=False, max_length=200, help_text=CATEGORY_HELP)
+    subcategory = serializers.CharField(required=False, max_length=200, help_text=SUBCATEGORY_HELP)
 
 
 class ExportErrorSerializer(serializers.Serializer):
@@ -134,8 +151,14 @@ class BatchExportView(APIView):
             request.query_params.get("format"),
             request.query_params.get("all_statuses"),
         )
+        categories = CategoryFilter.from_params(request.query_params)
         chunks, content_type, filename = stream_export(
-            batch, layout, fmt, all_statuses=all_statuses, actor=Actor.of(request.user)
+            batch,
+            layout,
+            fmt,
+            all_statuses=all_statuses,
+            actor=Actor.of(request.user),
+            categories=categories,
         )
         if isinstance(chunks, TemporaryExportFile):
             response = FileResponse(
@@ -160,7 +183,8 @@ class ExportJobView(APIView):
         summary="Prepare an export as a background job",
         description=(
             "The same export as `GET …/export`, written to a file by a job: answers 202 "
-            "with the job; poll its `status_url`, then fetch its `download_url`."
+            "with the job; poll its `status_url`, then fetch its `download_url`. "
+            "`category`/`subcategory` may come in the body or the query string."
         ),
         request=ExportJobRequest,
         responses={
@@ -178,5 +202,16 @@ class ExportJobView(APIView):
         layout, fmt, all_statuses = export_params(
             data.get("layout"), data.get("format"), data.get("all_statuses")
         )
-        params = {"layout": layout, "format": fmt, "all_statuses": all_statuses}
+        categories = CategoryFilter.from_params(
+            {
+                name: data.get(name) if data.get(name) not in (None, "") else request.GET.get(name)
+                for name in TAXONOMY_PARAMETERS
+            }
+        )
+        params = {
+            "layout": layout,
+            "format": fmt,
+            "all_statuses": all_statuses,
+            **categories.params(),
+        }
         return start_job_response(request, "export", batch, params)

@@ -64,6 +64,12 @@ class ProgressResponse(serializers.Serializer):
     """The live figures of a batch (``annotation.selectors.batch_dashboard``)."""
 
     batch = serializers.CharField(help_text="The batch's slug.")
+    category = serializers.CharField(
+        required=False, help_text="The category filter asked for (absent without one)."
+    )
+    subcategory = serializers.CharField(
+        required=False, help_text="The sub-category filter asked for (absent without one)."
+    )
     state = serializers.ChoiceField(choices=BatchState.choices)
     annotations_per_item = serializers.IntegerField(help_text="N, labels per item.")
     items = _ItemCounts()

@@ -7,7 +7,8 @@ Reading needs the researcher role, changing the admin role (``annotation.access`
 import dataclasses
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
@@ -27,7 +28,8 @@ from annotation.api.responses import (
     ImportSummaryResponse,
     ProgressResponse,
 )
-from annotation.models import Annotator, Batch, BatchState
+from annotation.models import Annotator, Batch, BatchState, Item
+from annotation.selectors import CategoryFilter
 from annotation.services import annotators as annotator_services
 from annotation.services import batches as batch_services
 from annotation.services.batches import DESIGN_SETTINGS
@@ -37,6 +39,19 @@ from core.api.jobs import start_job_response
 from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.audit import Actor, event_payload, history
 from core.errors import InvalidInput
+
+CATEGORY_PARAMETERS = [
+    OpenApiParameter(
+        "category", OpenApiTypes.STR, OpenApiParameter.QUERY,
+        description="Only the items whose query has this category (at most 200 characters; "
+        "an unknown one gives an empty answer, not an error).",
+    ),
+    OpenApiParameter(
+        "subcategory", OpenApiTypes.STR, OpenApiParameter.QUERY,
+        description="Only the items whose query has this sub-category (with or without "
+        "`category`).",
+    ),
+]  # fmt: skip
 
 
 class BatchSerializer(serializers.ModelSerializer):
@@ -96,11 +111,18 @@ class BatchListView(APIView):
     @extend_schema(
         tags=["batches"],
         summary="List batches",
-        description="Every batch, newest first, with its settings and state.",
-        responses={200: BatchSerializer(many=True), **error_responses(401, 403)},
+        description=(
+            "Every batch, newest first, with its settings and state; with `category` "
+            "(and/or `subcategory`), only the batches holding items of it."
+        ),
+        parameters=CATEGORY_PARAMETERS,
+        responses={200: BatchSerializer(many=True), **error_responses(400, 401, 403)},
     )
     def get(self, request):
+        categories = CategoryFilter.from_params(request.query_params)
         batches = Batch.objects.order_by("-created_at")
+        if categories.active:
+            batches = batches.filter(pk__in=Item.objects.filter(categories.q()).values("batch"))
         return Response(BatchSerializer(batches, many=True).data)
 
     @extend_schema(
@@ -256,13 +278,16 @@ class BatchProgressView(APIView):
             "Items complete / in progress / untouched, labels by status, open leases, "
             "active annotators, median time per label and the projected finish (with "
             "`projection_note` saying what it rests on, or why there is none). The batch "
-            "page polls this every few seconds."
+            "page polls this every few seconds. With `category`/`subcategory`, every "
+            "figure covers those items only (and the answer repeats the filter)."
         ),
-        responses={200: ProgressResponse, **error_responses(401, 403, 404)},
+        parameters=CATEGORY_PARAMETERS,
+        responses={200: ProgressResponse, **error_responses(400, 401, 403, 404)},
         examples=[PROGRESS_EXAMPLE],
     )
     def get(self, request, slug: str):
-        return Response(selectors.batch_dashboard(_batch(slug)))
+        categories = CategoryFilter.from_params(request.query_params)
+        return Response(selectors.batch_dashboard(_batch(slug), categories))
 
 
 class BatchAnnotatorsView(APIView):
@@ -276,13 +301,16 @@ class BatchAnnotatorsView(APIView):
         description=(
             "One row per annotator who entered the batch: labels by status, median time "
             "per label, attention checks, first and last seen. `platform_id` (the "
-            "platform's own id) is shown to admins only."
+            "platform's own id) is shown to admins only. With `category`/`subcategory`, "
+            "only annotators with labels of those items, their figures counting those labels."
         ),
-        responses={200: AnnotatorResponse(many=True), **error_responses(401, 403, 404)},
+        parameters=CATEGORY_PARAMETERS,
+        responses={200: AnnotatorResponse(many=True), **error_responses(400, 401, 403, 404)},
         examples=[ANNOTATORS_EXAMPLE],
     )
     def get(self, request, slug: str):
-        rows = selectors.annotator_rows(_batch(slug))
+        categories = CategoryFilter.from_params(request.query_params)
+        rows = selectors.annotator_rows(_batch(slug), categories)
         if not access.can_manage_annotators(request.user):
             for row in rows:
                 row.pop("platform_id")

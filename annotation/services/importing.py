@@ -12,11 +12,19 @@ inserted a thousand rows at a time (``tabular.RowInserter``) in one transaction 
 holds the batch row's lock. Reading the file, collecting the problems and the insert
 itself are shared with the score importer, in ``core.tabular``.
 
-Normalisation: ids, ``category`` and ``model`` are stripped of surrounding whitespace
-(numbers are accepted as ids and turned into strings); query and response texts are
-stored as given. ``gold`` is stored as a list of distinct integers in file order (``4``
-becomes ``[4]``). Keys that are not part of the batch kind's format go into
-``Item.metadata`` unchanged (CSV cells stay strings).
+Normalisation: ids, ``category``, ``subcategory`` and ``model`` are stripped of
+surrounding whitespace (numbers are accepted as ids and turned into strings); query and
+response texts are stored as given, each at most ``settings.TEXT_MAX_CHARS`` characters.
+
+Taxonomy: a query's ``category`` and ``subcategory`` are fixed by the first line (or the
+stored query) that gives them; a line that leaves one empty says nothing about it, a line
+that gives another value is an error (against another line or the stored query alike),
+and a line with a sub-category must give its category. A stored query without a category
+(or sub-category) gets the one the file gives.
+
+``gold`` is stored as a list of distinct integers in file order (``4`` becomes ``[4]``).
+Keys that are not part of the batch kind's format go into ``Item.metadata`` unchanged
+(CSV cells stay strings).
 """
 
 import dataclasses
@@ -25,6 +33,7 @@ import os
 from dataclasses import dataclass
 from typing import IO, Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
@@ -60,6 +69,10 @@ class ImportSummary:
     responses_created: int
 
 
+# A query's place in the study's taxonomy, in the order a sub-category depends on.
+TAXONOMY_FIELDS = ("category", "subcategory")
+
+
 @dataclass(frozen=True)
 class _Layout:
     """The keys of a kind's items file: required, known, and the response slots."""
@@ -72,7 +85,7 @@ class _Layout:
     @classmethod
     def of(cls, kind: TaskKind) -> "_Layout":
         required = ["item_id", "query_id", "query"]
-        known = {"item_id", "query_id", "query", "category", "gold", "check"}
+        known = {"item_id", "query_id", "query", *TAXONOMY_FIELDS, "gold", "check"}
         for slot in kind.response_slots:
             required += [slot.id_key, slot.text_key]
             known.update((slot.id_key, slot.text_key, slot.model_key))
@@ -128,9 +141,15 @@ def _refresh_planner_statistics(items_created: int) -> None:
 @dataclass(slots=True)
 class _QueryEntry:
     text: str
-    category: str
     line: int
+    # taxonomy field -> (value, the line that gave it); absent until a line gives one
+    taxonomy: dict[str, tuple[str, int]] = dataclasses.field(default_factory=dict)
     pk: int | None = None
+    # taxonomy fields the stored query lacks and this file gives (filled in on write)
+    fill_in: tuple[str, ...] = ()
+
+    def value(self, field: str) -> str:
+        return self.taxonomy.get(field, ("", 0))[0]
 
 
 @dataclass(slots=True)
@@ -166,6 +185,7 @@ class _Validator:
         self.records = 0
         self.id_max = Item._meta.get_field("item_id").max_length
         self.short_max = Query._meta.get_field("category").max_length
+        self.text_max = settings.TEXT_MAX_CHARS
 
     def add(self, line: int, row: dict | None) -> None:
         self.records += 1
@@ -176,7 +196,11 @@ class _Validator:
         item_id = self._identifier(line, row, "item_id")
         query_id = self._identifier(line, row, "query_id")
         query_text = self._text(line, row, "query")
-        category = self._short(line, row, "category")
+        taxonomy = {field: self._short(line, row, field) for field in TAXONOMY_FIELDS}
+        if taxonomy["subcategory"] and taxonomy["category"] == "":
+            problems.add(
+                line, "subcategory", "a sub-category needs its category: give category too"
+            )
         slots = [
             (
                 slot.id_key,
@@ -207,15 +231,26 @@ class _Validator:
         if query_id is not None and query_text is not None:
             entry = self.queries.get(query_id)
             if entry is None:
-                self.queries[query_id] = _QueryEntry(query_text, category or "", line)
+                entry = self.queries[query_id] = _QueryEntry(query_text, line)
             elif entry.text != query_text:
                 problems.add(
                     line,
                     "query_id",
                     f"{query_id!r} has a different query text on line {entry.line}",
                 )
-            elif category and not entry.category:
-                entry.category = category
+            for field, value in taxonomy.items():
+                if not value:  # empty (nothing said) or refused above
+                    continue
+                given = entry.taxonomy.get(field)
+                if given is None:
+                    entry.taxonomy[field] = (value, line)
+                elif given[0] != value:
+                    problems.add(
+                        line,
+                        field,
+                        f"query {query_id!r} has {field} {given[0]!r} on line {given[1]}, "
+                        f"not {value!r}",
+                    )
 
         if len(slots) == 2 and slots[0][1] is not None and slots[0][1] == slots[1][1]:
             problems.add(line, slots[1][0], f"{slots[1][1]!r} is the same as {slots[0][0]}")
@@ -273,6 +308,14 @@ class _Validator:
             return None
         if not isinstance(value, str):
             self.problems.add(line, key, f"must be a string, not {json_type(value)}")
+            return None
+        if len(value) > self.text_max:
+            self.problems.add(
+                line,
+                key,
+                f"the text is {len(value):,} characters; at most TEXT_MAX_CHARS "
+                f"({self.text_max:,}) are accepted",
+            )
             return None
         return self._checked_string(line, key, value, None)
 
@@ -373,8 +416,8 @@ def _validate(batch: Batch, handle: IO, name: str, fmt: str) -> _Plan:
 
     queries, responses = validator.queries, validator.responses
     for chunk in chunks(queries):
-        for query_id, pk, text in Query.objects.filter(query_id__in=chunk).values_list(
-            "query_id", "pk", "text"
+        for query_id, pk, text, *stored in Query.objects.filter(query_id__in=chunk).values_list(
+            "query_id", "pk", "text", *TAXONOMY_FIELDS
         ):
             entry = queries[query_id]
             if text != entry.text:
@@ -383,7 +426,21 @@ def _validate(batch: Batch, handle: IO, name: str, fmt: str) -> _Plan:
                     "query_id",
                     f"{query_id!r} already exists in the database with a different text",
                 )
-            entry.pk = pk
+            fill_in = []
+            for field, kept in zip(TAXONOMY_FIELDS, stored, strict=True):
+                value, line = entry.taxonomy.get(field, ("", entry.line))
+                if not value:
+                    continue
+                if not kept:
+                    fill_in.append(field)
+                elif kept != value:
+                    problems.add(
+                        line,
+                        field,
+                        f"query {query_id!r} already exists in the database with {field} "
+                        f"{kept!r}, not {value!r}",
+                    )
+            entry.pk, entry.fill_in = pk, tuple(fill_in)
     for chunk in chunks(responses):
         existing = Response.objects.filter(response_id__in=chunk).values_list(
             "response_id", "pk", "text", "query__query_id"
@@ -431,6 +488,7 @@ def _write(
             if locked.state == BatchState.CLOSED:
                 raise Conflict(f"state: batch {batch.slug!r} is closed and accepts no more items")
             queries_created = _create_queries(plan)
+            _fill_in_taxonomy(plan)
             responses_created = _create_responses(plan)
             items_created = _create_items(locked, plan)
             summary = ImportSummary(
@@ -465,12 +523,12 @@ def _concurrent_change(plan: _Plan, line: int, field: str, value: str) -> Import
 def _create_queries(plan: _Plan) -> int:
     new = sorted(query_id for query_id, entry in plan.queries.items() if entry.pk is None)
     # a query created meanwhile by another import is fine if its text is the same
-    inserter = RowInserter(Query, ["query_id", "text", "category"], ignore_conflicts=True)
+    inserter = RowInserter(Query, ["query_id", "text", *TAXONOMY_FIELDS], ignore_conflicts=True)
     for chunk in chunks(new):
         entries = [plan.queries[query_id] for query_id in chunk]
         inserted = inserter.insert(
             [
-                [query_id, entry.text, entry.category]
+                [query_id, entry.text, *(entry.value(field) for field in TAXONOMY_FIELDS)]
                 for query_id, entry in zip(chunk, entries, strict=True)
             ]
         )
@@ -484,6 +542,18 @@ def _create_queries(plan: _Plan) -> int:
         for query_id, pk in Query.objects.filter(query_id__in=chunk).values_list("query_id", "pk"):
             plan.queries[query_id].pk = pk
     return len(new)
+
+
+def _fill_in_taxonomy(plan: _Plan) -> None:
+    """Stored queries without a category (or sub-category) get the one the file gives:
+    one UPDATE per field and value, only where the stored value is still empty."""
+    wanted: dict[tuple[str, str], list[int]] = {}
+    for entry in plan.queries.values():
+        for field in entry.fill_in:
+            wanted.setdefault((field, entry.value(field)), []).append(entry.pk)
+    for (field, value), pks in sorted(wanted.items()):
+        for chunk in chunks(pks):
+            Query.objects.filter(pk__in=chunk, **{field: ""}).update(**{field: value})
 
 
 def _create_responses(plan: _Plan) -> int:

@@ -10,6 +10,10 @@ calls (``annotation.services``) and render the outcome. Every error a user can c
   excludes / re-includes annotators.
 
 Anonymous visitors are sent to the login page; a logged-in user without a role gets 403.
+
+Every page that lists or summarises items or labels (the batch list, the overview, the
+preview, the annotators) takes ``?category=`` and ``?subcategory=``
+(``annotation.selectors.CategoryFilter``) and shows the counts per category with links.
 """
 
 import csv
@@ -37,8 +41,9 @@ from annotation.models import (
     Label,
     LabelStatus,
 )
-from annotation.pages import render_batch_page
+from annotation.pages import render_batch_page, taxonomy_panel
 from annotation.rendering import render_markdown
+from annotation.selectors import CategoryFilter
 from annotation.services import annotators as annotator_services
 from annotation.services import batches as batch_services
 from annotation.services import questionnaire as questionnaire_service
@@ -323,12 +328,13 @@ def _show_service_error(form: forms.Form, error: Exception) -> None:
 # --------------------------------------------------------------------------- batch list
 
 
-def _batches_with_totals():
-    """Batches, newest first, with item and counted-label counts and the last label time."""
+def _batches_with_totals(categories: CategoryFilter):
+    """Batches, newest first, with item and counted-label counts and the last label time
+    (of the items ``categories`` covers; with a filter, only batches holding such items)."""
 
-    def count(model, **filters):
+    def count(model, item_path: str, **filters):
         rows = (
-            model.objects.filter(batch=OuterRef("pk"), **filters)
+            model.objects.filter(categories.q(item_path), batch=OuterRef("pk"), **filters)
             .order_by()
             .values("batch")
             .annotate(n=Count("pk"))
@@ -337,20 +343,24 @@ def _batches_with_totals():
         return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
 
     last_label = (
-        Label.objects.filter(batch=OuterRef("pk")).order_by("-submitted_at").values("submitted_at")
+        Label.objects.filter(categories.q("item__"), batch=OuterRef("pk"))
+        .order_by("-submitted_at")
+        .values("submitted_at")
     )
-    return Batch.objects.annotate(
-        n_items=count(Item),
-        n_counted=count(Label, status=LabelStatus.COUNTED),
+    batches = Batch.objects.annotate(
+        n_items=count(Item, ""),
+        n_counted=count(Label, "item__", status=LabelStatus.COUNTED),
         last_label_at=Subquery(last_label[:1]),
     ).order_by("-created_at", "-pk")
+    return batches.filter(n_items__gt=0) if categories.active else batches
 
 
 @staff_page(access.can_view_batches)
 @require_GET
 def batch_list(request: HttpRequest) -> HttpResponse:
+    categories = CategoryFilter.from_params(request.GET)
     rows = []
-    for batch in _batches_with_totals():
+    for batch in _batches_with_totals(categories):
         target = batch.n_items * batch.annotations_per_item
         rows.append(
             {
@@ -362,7 +372,12 @@ def batch_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "annotation/staff/batch_list.html",
-        {"rows": rows, **access.abilities(request.user)},
+        {
+            "rows": rows,
+            "taxonomy": taxonomy_panel(request, Item.objects.all(), categories),
+            "batch_links": categories.query_string(),
+            **access.abilities(request.user),
+        },
     )
 
 
@@ -475,19 +490,28 @@ def _change_label(form: forms.Form, name: str) -> str:
 def batch_preview(request: HttpRequest, slug: str) -> HttpResponse:
     """The rating page as a worker sees it, for one item; reads only, stores nothing."""
     batch = get_object_or_404(Batch, slug=slug)
-    items = batch.items.order_by("position", "pk")
+    categories = CategoryFilter.from_params(request.GET)
+    items = selectors.batch_items(batch, categories).order_by("position", "pk")
     wanted = request.GET.get("item")
     item = items.filter(item_id=wanted).first() if wanted else items.first()
+    taxonomy = taxonomy_panel(request, batch.items.all(), categories)
     if item is None:
-        message = (
-            f"Batch {batch.slug} has no item {wanted!r}."
-            if wanted
-            else f"Batch {batch.slug} has no items yet: upload some to preview them."
-        )
+        if wanted:
+            message = f"Batch {batch.slug} has no item {wanted!r}"
+            message += f" in {categories.describe()}." if categories.active else "."
+        elif categories.active:
+            message = f"Batch {batch.slug} has no items in {categories.describe()}."
+        else:
+            message = f"Batch {batch.slug} has no items yet: upload some to preview them."
         return render(
             request,
             "annotation/staff/preview_missing.html",
-            {"batch": batch, "message": message, **access.abilities(request.user)},
+            {
+                "batch": batch,
+                "message": message,
+                "taxonomy": taxonomy,
+                **access.abilities(request.user),
+            },
             status=404 if wanted else 200,
         )
     before = items.filter(position__lt=item.position)
@@ -499,6 +523,8 @@ def batch_preview(request: HttpRequest, slug: str) -> HttpResponse:
         "widget": batch.task_kind.widget_config(batch),
         "instructions_html": render_markdown(batch.instructions),
         "item": item,
+        "item_query": item.query,
+        "taxonomy": taxonomy,
         "item_payload": selectors.item_payload(selectors.load_item_for_display(item.pk), batch),
         "index": before.count() + 1,
         "total": items.count(),
@@ -517,8 +543,9 @@ def batch_preview(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def annotator_list(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
+    categories = CategoryFilter.from_params(request.GET)
     abilities = access.abilities(request.user)
-    rows = selectors.annotator_rows(batch)
+    rows = selectors.annotator_rows(batch, categories)
     if not abilities["can_manage_annotators"]:
         for row in rows:  # platform ids identify people: admins only
             row.pop("platform_id")
@@ -537,6 +564,7 @@ def annotator_list(request: HttpRequest, slug: str) -> HttpResponse:
             "n_excluded": sum(row["status"] == "excluded" for row in rows),
             "extra_columns": extra_columns,
             "sharing_groups": selectors.sharing_groups(batch),
+            "taxonomy": taxonomy_panel(request, batch.items.all(), categories),
             **abilities,
         },
     )

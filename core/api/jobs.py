@@ -115,4 +115,8 @@ class JobDownloadView(APIView):
         path = Path(job.result_path)
         if not path.is_absolute():
             path = job_files_dir() / path
-        return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+        try:
+            stream = open(path, "rb")  # FileResponse closes it
+        except FileNotFoundError:  # deleted by the retention sweep since the row was read
+            raise Conflict(f"job: {job.pk} has no file to download any more") from None
+        return FileResponse(stream, as_attachment=True, filename=path.name)

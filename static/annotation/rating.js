@@ -4,7 +4,9 @@
 //
 // Nothing submitted is lost: a label is kept in localStorage until the server has
 // acknowledged it, and a failed request is retried (with the failure shown) until it
-// gets an answer, also after a reload of the page.
+// gets an answer, also after a reload of the page. An answer that asks the page to come
+// back later (429 or 503 with Retry-After, e.g. during a database restart) is waited
+// out for as long as it says.
 //
 // The keys work wherever the focus is on the page: a digit chooses an option (and takes
 // the focus there, so that a toggle such as the instructions' does not keep Enter for
@@ -57,7 +59,19 @@
     return new Promise((resolve) => setTimeout(resolve, ms));
   }
 
-  // POST JSON; network errors and 5xx are retried forever with back-off, and shown.
+  // How long the server asks us to wait (Retry-After: seconds or an HTTP date), in ms,
+  // within [1 s, RETRY_AFTER_MAX_MS]; null when it does not say.
+  const RETRY_AFTER_MAX_MS = 120000;
+  function retryAfterMs(response) {
+    const header = (response.headers.get("Retry-After") || "").trim();
+    if (!header) return null;
+    let ms = /^\d+$/.test(header) ? parseInt(header, 10) * 1000 : Date.parse(header) - Date.now();
+    if (Number.isNaN(ms)) return null;
+    return Math.min(RETRY_AFTER_MAX_MS, Math.max(1000, ms));
+  }
+
+  // POST JSON. Network errors, 5xx and 429 are retried forever, and shown: after the time
+  // the server asks for (Retry-After), else with back-off. Any other answer is returned.
   async function postWithRetry(url, body, what) {
     for (let attempt = 0; ; attempt++) {
       let response = null;
@@ -71,7 +85,7 @@
       } catch (networkError) {
         response = null;
       }
-      if (response && response.status < 500) {
+      if (response && response.status < 500 && response.status !== 429) {
         if (attempt > 0) showStatus("");
         let data = {};
         try {
@@ -80,6 +94,19 @@
           data = { detail: "Unexpected answer from the server (" + response.status + ")." };
         }
         return { status: response.status, data: data };
+      }
+      const asked = response ? retryAfterMs(response) : null;
+      if (asked !== null) {
+        // the server is busy or restarting and said when to come back: nothing is wrong
+        // on the worker's side, and an answer being sent is kept until it is stored
+        showStatus(
+          "The server is busy for a moment" +
+            (what === "saving your answer" ? "; your answer is kept on this page" : "") +
+            ". Trying again in " + Math.round(asked / 1000) + " s — please keep this page open.",
+          "info"
+        );
+        await sleep(asked);
+        continue;
       }
       const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)];
       const problem = response ? "The server had a problem" : "No connection";

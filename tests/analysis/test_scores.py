@@ -14,7 +14,6 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 
 from analysis.models import Score, ScoreSource
 from analysis.selectors import coverage
@@ -24,6 +23,7 @@ from core.errors import InvalidInput
 from core.tabular import ImportRejected
 from tests.factories import make_batch
 from tests.files import write_csv, write_jsonl
+from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -610,9 +610,7 @@ def test_command_rejection_lists_every_problem(tmp_path, absolute):
 def _client(role: str | None) -> Client:
     if role is None:
         return Client()
-    user = User.objects.create_user(f"{role}-scores", password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name=role))
-    return Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return token_client(role)
 
 
 def _upload(rows, name="scores.jsonl"):
@@ -714,21 +712,13 @@ def test_a_concurrent_import_of_the_same_scores_rejects_the_later_one(tmp_path, 
 # --------------------------------------------------------------------------- batch page upload
 
 
-def _staff_client(role: str):
-    user = User.objects.create_user(f"page-{role}", password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name=role))
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def _page_file(name: str, content: str):
     return SimpleUploadedFile(name, content.encode(), content_type="application/octet-stream")
 
 
 def test_batch_page_offers_score_upload_and_report_link():
     batch = make_batch()
-    page = _staff_client("researcher").get(f"/manage/{batch.slug}/")
+    page = staff_client("researcher").get(f"/manage/{batch.slug}/")
     assert page.status_code == 200
     assert f'action="/manage/{batch.slug}/scores"'.encode() in page.content
     assert f'href="/manage/{batch.slug}/report"'.encode() in page.content
@@ -736,7 +726,7 @@ def test_batch_page_offers_score_upload_and_report_link():
 
 def test_batch_page_score_upload_imports_or_lists_problems():
     batch = make_batch(n_items=2)
-    client = _staff_client("researcher")
+    client = staff_client("researcher")
     response_id = batch.items.first().response.response_id
     row = {"source": "rm", "kind": "reward_model", "response_id": response_id, "score": 1.5}
     good = json.dumps(row) + "\n"
@@ -751,8 +741,6 @@ def test_batch_page_score_upload_imports_or_lists_problems():
 
 def test_batch_page_score_upload_needs_the_analysis_role():
     batch = make_batch()
-    nobody = User.objects.create_user("nobody", password="pw")
-    client = Client()
-    client.force_login(nobody)
+    client = staff_client(None)
     response = client.post(f"/manage/{batch.slug}/scores", {"file": _page_file("s.jsonl", "")})
     assert response.status_code == 403

@@ -1,15 +1,13 @@
 """One rule for a batch's settings, whatever the way in: service, command, API, page."""
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.core.management import CommandError, call_command
-from django.test import Client
-from rest_framework.authtoken.models import Token
 
 from annotation.models import Batch
 from annotation.services.batches import create_batch, update_batch
 from core.errors import InvalidInput
 from tests.factories import make_batch
+from tests.staff import token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -63,9 +61,7 @@ def test_the_command_refuses_a_javascript_completion_url():
 
 
 def test_the_api_refuses_it_too():
-    user = User.objects.create_user("a", password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name="admin"))
-    client = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client = token_client("admin")
     response = client.post(
         "/api/v1/batches/",
         {"slug": "api", "kind": "absolute", "title": "t", "completion_url": "ftp://x.org/y"},

@@ -120,6 +120,7 @@ def item_part(batch, item) -> dict:
         "query_id": item.query.query_id,
         "query": item.query.text,
         "category": item.query.category,
+        "subcategory": item.query.subcategory,
     }
     if batch.kind == "absolute":
         row.update(

@@ -95,6 +95,7 @@ def test_a_kind_from_the_settings_runs_end_to_end(thumbs):
             "query_id": long_rows[0]["query_id"],
             "query": long_rows[0]["query"],
             "category": "",
+            "subcategory": "",
             "response_id": long_rows[0]["response_id"],
             "response": long_rows[0]["response"],
             "annotator": label.annotator.pseudonym,

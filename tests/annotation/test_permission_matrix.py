@@ -10,14 +10,13 @@ import json
 import re
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from core.models import Job
 from tests.factories import make_batch, make_participant
+from tests.staff import logged_in, staff_user, with_token
 
 pytestmark = pytest.mark.django_db
 
@@ -26,12 +25,8 @@ ANON, WORKER, RESEARCHER, ADMIN = "anonymous", "crowdworker", "researcher", "adm
 
 def _staff_clients(role: str) -> tuple[Client, Client]:
     """(token client for the API, logged-in browser session for the pages)."""
-    user = User.objects.create_user(f"{role}-user", password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name=role))
-    key = Token.objects.create(user=user).key
-    session = Client()
-    session.force_login(user)
-    return Client(HTTP_AUTHORIZATION=f"Token {key}"), session
+    user = staff_user(role)
+    return with_token(user), logged_in(user)
 
 
 @pytest.fixture

@@ -4,8 +4,6 @@ service and shows its errors on the page."""
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
@@ -487,10 +485,7 @@ def test_service_errors_never_show_a_stack_trace(admin):
 
 def test_admin_edits_the_rating_button_texts_and_workers_see_them():
     batch = make_batch()
-    admin = get_user_model().objects.create_user("buttons", password="pw", is_staff=True)
-    admin.groups.add(Group.objects.get(name="admin"))
-    client = Client()
-    client.force_login(admin)
+    client = staff_client("admin", "buttons")
     form = client.get(f"/manage/{batch.slug}/edit")
     assert b"Button 1 text" in form.content and b"Very poor" in form.content
     data = {

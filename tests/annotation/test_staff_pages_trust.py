@@ -8,8 +8,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils import timezone
@@ -20,6 +18,7 @@ from annotation.services.batches import change_state
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from tests.factories import make_batch, make_participant
+from tests.staff import staff_client
 
 pytestmark = pytest.mark.django_db
 
@@ -29,11 +28,7 @@ UTC_MINUTE = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC"
 
 @pytest.fixture
 def admin() -> Client:
-    user = get_user_model().objects.create_user("trust-admin", password="pw-12345678")
-    user.groups.add(Group.objects.get(name="admin"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return staff_client("admin", "trust-admin")
 
 
 def main_content(page: str) -> str:

@@ -61,3 +61,17 @@ def page(context):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(autouse=True)
+def _expect_timeout(request):
+    """How long ``expect`` waits: the test module's ``EXPECT_TIMEOUT_MS`` (pages that run a
+    job, or render many plots, set more), else 8 s."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    sync_api.expect.set_options(timeout=getattr(request.module, "EXPECT_TIMEOUT_MS", 8_000))
+
+
+@pytest.fixture
+def private_job_files(settings, tmp_path):
+    """Jobs started by the page write their files under the test's own folder."""
+    settings.DATA_DIR = tmp_path

@@ -12,8 +12,6 @@ import json
 
 import numpy as np
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from playwright.sync_api import Page, expect
 
 from analysis.models import Score, ScoreSource
@@ -23,11 +21,14 @@ from annotation.services.leasing import lease_next_item
 from core.jobs.queue import start_job
 from tests.browser.accessibility import assert_no_axe_violations
 from tests.browser.conftest import PHONE, WIDE
+from tests.browser.staff_login import log_in
 from tests.factories import make_batch, make_participant
+from tests.staff import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "a11y-pass-1234"
+EXPECT_TIMEOUT_MS = 10_000
+
 SLUG = "a11y-study"
 BAD_FILE = (
     json.dumps({"item_id": "x1", "query_id": "q", "query": "Q?", "response_id": "r"}) + "\n{oops\n"
@@ -40,16 +41,9 @@ GOOD_FILE = (
 ).encode()
 
 
-@pytest.fixture(autouse=True)
-def _expect_timeout():
-    expect.set_options(timeout=10_000)
-
-
 @pytest.fixture
 def admin_user(db):
-    user = get_user_model().objects.create_user("ada", password=PASSWORD)
-    user.groups.add(Group.objects.get(name="admin"))
-    return user
+    return staff_user("admin", "ada")
 
 
 @pytest.fixture
@@ -79,14 +73,6 @@ def study(db, admin_user):
     return batch
 
 
-def log_in(page: Page, live_server) -> None:
-    page.goto(f"{live_server.url}/accounts/login/?next=/manage/")
-    page.get_by_label("Username").fill("ada")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page).to_have_url(f"{live_server.url}/manage/")
-
-
 def upload(page: Page, name: str, content: bytes) -> None:
     page.get_by_label("Items file").set_input_files(
         files=[{"name": name, "mimeType": "application/octet-stream", "buffer": content}]
@@ -107,7 +93,7 @@ def check(page: Page, artifacts, name: str, viewport: dict) -> None:
 
 @pytest.mark.parametrize("viewport", [WIDE, PHONE], ids=["desktop", "phone"])
 def test_staff_pages_have_no_axe_violations(
-    browser, live_server, study, artifacts, viewport
+    browser, live_server, admin_user, study, artifacts, viewport
 ):  # fmt: skip
     context = browser.new_context(viewport=viewport)
     context.set_default_timeout(10_000)
@@ -119,7 +105,7 @@ def test_staff_pages_have_no_axe_violations(
     try:
         page.goto(f"{base}/accounts/login/")
         check(page, artifacts, "login", viewport)
-        log_in(page, live_server)
+        log_in(page, live_server, admin_user)
         check(page, artifacts, "batch-list", viewport)
         page.goto(f"{base}/manage/new")
         check(page, artifacts, "new-batch", viewport)

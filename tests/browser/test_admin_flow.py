@@ -10,17 +10,18 @@ import re
 
 import pandas
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from playwright.sync_api import Page, expect
 
 from annotation.models import Annotator, Batch, Label, LabelStatus
 from tests.browser.conftest import PHONE, WIDE
+from tests.browser.staff_login import log_in
+from tests.staff import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+EXPECT_TIMEOUT_MS = 5_000
+
 SLUG = "browser-study"
-PASSWORD = "admin-pass-123"
 
 
 def item_line(number: int, response: str) -> dict:
@@ -44,26 +45,9 @@ GOOD_FILE = jsonl(
 BAD_FILE = jsonl([item_line(1, "fine"), {**item_line(2, ""), "gold": 9}]) + b"{broken\n"
 
 
-@pytest.fixture(autouse=True)
-def _expect_timeout():
-    expect.set_options(timeout=5_000)
-
-
 @pytest.fixture
 def admin_user(db):
-    user = get_user_model().objects.create_user("ada", password=PASSWORD)
-    user.groups.add(Group.objects.get(name="admin"))
-    return user
-
-
-def log_in(page: Page, live_server) -> None:
-    page.goto(f"{live_server.url}/manage/")
-    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/manage/$"))
-    page.get_by_label("Username").fill("ada")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page).to_have_url(f"{live_server.url}/manage/")
-    expect(page.get_by_role("heading", name="Batches")).to_be_visible()
+    return staff_user("admin", "ada")
 
 
 def create_batch(page: Page) -> None:
@@ -112,7 +96,8 @@ def rate_by_keyboard(worker: Page, key: str) -> None:
 def test_admin_runs_a_batch_end_to_end(page: Page, browser, live_server, admin_user, artifacts):
     script_errors: list[str] = []
     page.on("pageerror", lambda error: script_errors.append(str(error)))
-    log_in(page, live_server)
+    log_in(page, live_server, admin_user)
+    expect(page.get_by_role("heading", name="Batches")).to_be_visible()
     create_batch(page)
 
     # A bad file: nothing imported, every problem listed with file and line.

@@ -3,47 +3,30 @@ through the upload form (44 files at once), runs the analysis from the census pa
 script follows the job, then reloads once), and reads the charts and tables — the
 published figures among them. Screenshots go to ``test-artifacts/census-*.png``."""
 
-import re
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from playwright.sync_api import Page, expect
 
 from core.models import Job
 from diversity.census.models import Census
+from tests.browser.staff_login import log_in
+from tests.staff import staff_user
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("private_job_files"),
+]
 
-PASSWORD = "census-pass-123"
+EXPECT_TIMEOUT_MS = 20_000
+
 SHIPPED = Path(__file__).resolve().parents[2] / "diversity/demo/one-word-census"
-
-
-@pytest.fixture(autouse=True)
-def _expect_timeout():
-    expect.set_options(timeout=20_000)
-
-
-@pytest.fixture(autouse=True)
-def _private_job_files(settings, tmp_path):
-    settings.DATA_DIR = tmp_path
 
 
 @pytest.fixture
 def researcher(db):
-    user = get_user_model().objects.create_user("rosa", password=PASSWORD)
-    user.groups.add(Group.objects.get(name="researcher"))
-    return user
-
-
-def log_in(page: Page, live_server, next_path: str) -> None:
-    page.goto(f"{live_server.url}{next_path}")
-    expect(page).to_have_url(re.compile(r"/accounts/login/\?next="))
-    page.get_by_label("Username").fill("rosa")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page).to_have_url(f"{live_server.url}{next_path}")
+    return staff_user("researcher", "rosa")
 
 
 def test_researcher_imports_analyses_and_reads_the_census(
@@ -51,7 +34,7 @@ def test_researcher_imports_analyses_and_reads_the_census(
 ):
     script_errors: list[str] = []
     page.on("pageerror", lambda error: script_errors.append(str(error)))
-    log_in(page, live_server, "/manage/census/")
+    log_in(page, live_server, researcher, "/manage/census/")
     expect(page.get_by_role("heading", name="One-Word Census")).to_be_visible()
 
     # Import: 44 transcripts in one file field, the norms in the other.

@@ -1,6 +1,7 @@
 """No page breaks the Content-Security-Policy: a crawl of the worker flow, the staff
-pages, the API docs and Django's admin in Chromium, collecting every console message
-about the policy (README "Deployment", browser hardening).
+pages (with the census and Genie pages, their charts and a running job's progress bar),
+the API docs and Django's admin in Chromium, collecting every console message about the
+policy (README "Deployment", browser hardening).
 
 Inline ``style="..."`` attributes are refused by the policy (``style-src 'self'``): a
 failure lists the templates that still carry one.
@@ -11,11 +12,17 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils.timezone import now
 from playwright.sync_api import Page, expect
 
+from core.models import Job
 from tests.factories import make_batch
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("private_job_files"),
+]
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 INLINE_STYLE = re.compile(r"""\sstyle\s*=\s*["']""")
@@ -52,8 +59,55 @@ class PolicyWatch:
         self.page.wait_for_load_state("networkidle")
 
 
+def analysed_census_and_genie_set() -> list[str]:
+    """A census and a Genie set with their reports, and a census whose analysis is
+    running (the page then shows its progress bar); their pages' paths."""
+    import io
+    import json
+
+    from diversity.census.services import analyses as census_analyses
+    from diversity.census.services.imports import CensusUpload, import_census
+    from diversity.genie.services import analyses as genie_analyses
+    from diversity.genie.services.imports import import_genie
+    from tests.diversity import genie_set as hand
+
+    def transcript(model: str, scenes: dict) -> CensusUpload:
+        runs = {c: {"runs": [[{"reply": r}] for r in replies]} for c, replies in scenes.items()}
+        content = json.dumps({"model": model, "scenes": runs}).encode()
+        return CensusUpload(io.BytesIO(content), f"{model}.json")
+
+    def small_census(name: str):
+        return import_census(
+            name,
+            [
+                transcript("alpha", {"tree": ["Oak", "Oak"], "color": ["Blue", "Red"]}),
+                transcript("beta", {"tree": ["Pine", "Oak"], "color": ["Blue", "Blue"]}),
+                transcript("gamma", {"tree": ["Birch", "Elm"], "color": ["Teal", "Blue"]}),
+            ],
+        )
+
+    analysed = small_census("analysed")
+    job = census_analyses.analyse_now(analysed, census_analyses.analysis_params(bootstrap=50))
+    assert job.state == Job.State.SUCCEEDED
+    running = small_census("running")
+    Job.objects.create(
+        kind=census_analyses.JOB_KIND, subject=running, state=Job.State.RUNNING, started_at=now()
+    )
+    genie = import_genie("hand", hand.upload(hand.jsonl()), filename="judgments.jsonl")
+    job = genie_analyses.analyse_now(genie, genie_analyses.analysis_params(bootstrap=50))
+    assert job.state == Job.State.SUCCEEDED
+    return [  # the lists carry the upload forms (their "new" paths take posts only)
+        "/manage/census/",
+        "/manage/census/analysed/",
+        "/manage/census/running/",
+        "/manage/genie/",
+        "/manage/genie/hand/",
+    ]
+
+
 def test_no_page_violates_the_content_security_policy(page: Page, live_server):
     batch = make_batch(n_items=2, per_item=1, completion_url="https://example.org/done")
+    diversity_pages = analysed_census_and_genie_set()
     get_user_model().objects.create_superuser("csp", "csp@example.org", PASSWORD)
     watch = PolicyWatch(page)
     base = live_server.url
@@ -94,6 +148,7 @@ def test_no_page_violates_the_content_security_policy(page: Page, live_server):
         "/admin/annotation/batch/",
         f"/admin/annotation/batch/{batch.pk}/change/",
         "/admin/core/job/",
+        *diversity_pages,
     ):
         watch.visit(f"{base}{path}")
 

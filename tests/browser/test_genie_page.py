@@ -3,12 +3,9 @@ upload form, its similarity batch has been labelled by three people, and the ana
 from the page shows the novelty profiles of both judgment sources, the per-feature summary
 and the human-versus-LLM agreement. Screenshot: ``test-artifacts/genie-page.png``."""
 
-import re
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from playwright.sync_api import Page, expect
 
 from annotation.services.batches import change_state
@@ -17,39 +14,24 @@ from annotation.services.leasing import lease_next_item
 from core.models import Job
 from diversity.genie.models import GenieSet
 from diversity.genie.services.batches import create_similarity_batch
+from tests.browser.staff_login import log_in
 from tests.diversity import genie_set as hand
 from tests.diversity.genie_set import HUMAN_LABELS
 from tests.factories import make_participant
+from tests.staff import staff_user
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("private_job_files"),
+]
 
-PASSWORD = "genie-pass-123"
-
-
-@pytest.fixture(autouse=True)
-def _expect_timeout():
-    expect.set_options(timeout=20_000)
-
-
-@pytest.fixture(autouse=True)
-def _private_job_files(settings, tmp_path):
-    settings.DATA_DIR = tmp_path
+EXPECT_TIMEOUT_MS = 20_000
 
 
 @pytest.fixture
 def researcher(db):
-    user = get_user_model().objects.create_user("gina", password=PASSWORD)
-    user.groups.add(Group.objects.get(name="researcher"))
-    return user
-
-
-def log_in(page: Page, live_server, next_path: str) -> None:
-    page.goto(f"{live_server.url}{next_path}")
-    expect(page).to_have_url(re.compile(r"/accounts/login/\?next="))
-    page.get_by_label("Username").fill("gina")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page).to_have_url(f"{live_server.url}{next_path}")
+    return staff_user("researcher", "gina")
 
 
 def label_the_set_batch() -> None:
@@ -68,7 +50,7 @@ def test_researcher_imports_and_reads_a_genie_set(
 ):
     script_errors: list[str] = []
     page.on("pageerror", lambda error: script_errors.append(str(error)))
-    log_in(page, live_server, "/manage/genie/")
+    log_in(page, live_server, researcher, "/manage/genie/")
     file = Path(tmp_path) / "judgments.jsonl"
     file.write_bytes(hand.jsonl())
     page.get_by_label("Name").fill("hand")

@@ -16,12 +16,9 @@ from tests.browser.conftest import PHONE, WIDE
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+EXPECT_TIMEOUT_MS = 5_000
+
 DONE_URL = "https://app.prolific.com/submissions/complete?cc=KINDS"
-
-
-@pytest.fixture(autouse=True)
-def _expect_timeout():
-    expect.set_options(timeout=5_000)
 
 
 def enter_study(page: Page, live_server, batch, worker: str) -> None:

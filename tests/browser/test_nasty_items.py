@@ -145,11 +145,6 @@ SHOW_LINE = """([id, which]) => {
 }"""
 
 
-@pytest.fixture(autouse=True)
-def _expect_timeout():
-    expect.set_options(timeout=8_000)
-
-
 def assert_layout(page: Page, kind: str, viewport: dict, where: str) -> None:
     ids = TEXT_IDS[kind]
     page.evaluate("() => window.scrollTo(0, 0)")

@@ -20,11 +20,6 @@ from tests.factories import make_batch
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture(autouse=True)
-def _expect_timeout():
-    expect.set_options(timeout=8_000)
-
-
 def enter_study(page: Page, live_server, batch, worker: str) -> None:
     page.goto(f"{live_server.url}/work/{batch.slug}/?worker={worker}")
     page.locator("#start").click()

@@ -6,12 +6,8 @@ subset picked in it), the item table sorted by entropy.
 A full-page screenshot goes to ``test-artifacts/report-page.png``.
 """
 
-import re
-
 import numpy as np
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from playwright.sync_api import Page, expect
 
 from analysis.models import Score, ScoreSource
@@ -20,11 +16,18 @@ from annotation.models import Item
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from core.models import Job
+from tests.browser.staff_login import log_in
 from tests.factories import make_batch, make_participant
+from tests.staff import staff_user
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("private_job_files"),
+]
 
-PASSWORD = "research-pass-123"
+EXPECT_TIMEOUT_MS = 10_000
+
 N_ITEMS = 48
 PER_ITEM = 5
 N_WORKERS = 8
@@ -35,21 +38,9 @@ SOURCES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _expect_timeout():
-    expect.set_options(timeout=10_000)
-
-
-@pytest.fixture(autouse=True)
-def _private_job_files(settings, tmp_path):
-    settings.DATA_DIR = tmp_path
-
-
 @pytest.fixture
 def researcher(db):
-    user = get_user_model().objects.create_user("rhea", password=PASSWORD)
-    user.groups.add(Group.objects.get(name="researcher"))
-    return user
+    return staff_user("researcher", "rhea")
 
 
 @pytest.fixture
@@ -81,15 +72,6 @@ def batch(db):
     return batch
 
 
-def log_in(page: Page, live_server, next_path: str) -> None:
-    page.goto(f"{live_server.url}{next_path}")
-    expect(page).to_have_url(re.compile(r"/accounts/login/\?next="))
-    page.get_by_label("Username").fill("rhea")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page).to_have_url(f"{live_server.url}{next_path}")
-
-
 def shown(value: float) -> str:
     return f"{value:.3f}".replace("-", "−")
 
@@ -100,7 +82,7 @@ def test_researcher_runs_and_reads_the_report(
     script_errors: list[str] = []
     page.on("pageerror", lambda error: script_errors.append(str(error)))
     path = f"/manage/{batch.slug}/report"
-    log_in(page, live_server, path)
+    log_in(page, live_server, researcher, path)
 
     # No report yet: run it from the page; the script follows the job and reloads once.
     expect(page.get_by_role("heading", name="No analysis yet")).to_be_visible()

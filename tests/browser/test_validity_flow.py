@@ -22,11 +22,6 @@ QUESTIONS = [
 ]  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def _expect_timeout():
-    expect.set_options(timeout=8_000)
-
-
 def test_questionnaire_check_and_heartbeat(page: Page, live_server):
     batch = make_batch(
         n_items=4, per_item=1, lease_seconds=3, max_lease_seconds=60, check_every=1,

@@ -43,11 +43,6 @@ QUESTIONS = [
 ]  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def _expect_timeout():
-    expect.set_options(timeout=8_000)
-
-
 def check(page: Page, artifacts, name: str, *, full_page: bool = True) -> None:
     """axe-core at both sizes (the page as it is now), with a screenshot of each (of the
     screen only for the rating page, whose long texts make a very tall page)."""

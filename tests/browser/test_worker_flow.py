@@ -6,6 +6,7 @@ Screenshots of the rating and end pages go to ``test-artifacts/`` (gitignored).
 """
 
 import re
+import time
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -15,6 +16,8 @@ from tests.browser.conftest import PHONE, WIDE
 from tests.factories import make_batch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+EXPECT_TIMEOUT_MS = 5_000
 
 ABSOLUTE_VALUE_OF_KEY = {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5}
 PAIRWISE_VALUE_OF_KEY = {"1": 2, "2": 1, "3": 0, "4": -1, "5": -2}
@@ -35,11 +38,6 @@ def normalise(x):
 |--------|-------|
 | mean   | 0.42  |
 """
-
-
-@pytest.fixture(autouse=True)
-def _expect_timeout():
-    expect.set_options(timeout=5_000)
 
 
 def enter_study(page: Page, live_server, batch, query: str, screenshot=None) -> None:
@@ -312,6 +310,57 @@ def test_network_failure_is_shown_and_retried(page: Page, live_server, artifacts
     assert list(Label.objects.filter(batch=batch).values_list("value", flat=True)) == [2]
     assert page.evaluate("() => localStorage.length") == 0, "acknowledged label still pending"
 
+    rate_with_keyboard(page, "3")
+    expect(page.locator("#done")).to_be_visible()
+    assert sorted(Label.objects.filter(batch=batch).values_list("value", flat=True)) == [2, 3]
+
+
+def test_a_busy_server_is_waited_out_for_as_long_as_it_asks(page: Page, live_server):
+    # 503 and 429 answers with Retry-After (a database restart, a rate limit) are retried
+    # after that many seconds — longer than the page's own first back-off (1 s) — with a
+    # calm message, and the label being sent is kept until it is acknowledged.
+    batch = make_batch(n_items=2, per_item=1)
+    label_sent: list[float] = []
+    next_sent: list[float] = []
+
+    def busy_once(times: list[float], status: int, seconds: int):
+        def handle(route):
+            times.append(time.monotonic())
+            if len(times) == 1:
+                route.fulfill(
+                    status=status,
+                    headers={"Retry-After": str(seconds)},
+                    content_type="application/json",
+                    body='{"detail": "The service is busy; try again shortly."}',
+                )
+            else:
+                route.continue_()
+
+        return handle
+
+    enter_study(page, live_server, batch, "worker=w-busy")
+    first = shown_text(page)
+    page.route("**/label", busy_once(label_sent, 503, 3))
+    page.route("**/next", busy_once(next_sent, 429, 2))
+    choose(page, "2")
+    page.keyboard.press("Enter")
+
+    status = page.locator("#status")
+    expect(status).to_contain_text("Trying again in 3 s")
+    expect(status).to_contain_text("your answer is kept")
+    expect(status).to_have_class(re.compile(r"\binfo\b"))
+    assert Label.objects.filter(batch=batch).count() == 0
+    assert page.evaluate("() => localStorage.length") == 1, "the unacknowledged label is kept"
+
+    expect(status).to_contain_text("Trying again in 2 s", timeout=10_000)  # then /next: 429
+    expect(page.locator("#progress-text")).to_have_text("1 / 2 done")
+    assert list(Label.objects.filter(batch=batch).values_list("value", flat=True)) == [2]
+    expect(status).to_be_hidden(timeout=10_000)
+    assert shown_text(page) != first
+    assert page.evaluate("() => localStorage.length") == 0
+
+    assert len(label_sent) == 2 and label_sent[1] - label_sent[0] >= 2.9
+    assert len(next_sent) == 2 and next_sent[1] - next_sent[0] >= 1.9
     rate_with_keyboard(page, "3")
     expect(page.locator("#done")).to_be_visible()
     assert sorted(Label.objects.filter(batch=batch).values_list("value", flat=True)) == [2, 3]

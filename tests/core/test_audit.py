@@ -5,7 +5,7 @@ import io
 import json
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
@@ -14,16 +14,14 @@ from annotation.services.exports.card import data_card
 from core.audit import Actor, history
 from core.models import AuditEvent
 from tests.factories import make_batch, make_participant
+from tests.staff import logged_in, staff_user
 
 pytestmark = pytest.mark.django_db
 
 
 def admin_client() -> tuple[User, Client]:
-    user = User.objects.create_user("ada", password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name="admin"))
-    client = Client()
-    client.force_login(user)
-    return user, client
+    user = staff_user("admin", "ada")
+    return user, logged_in(user)
 
 
 def actions(batch) -> list[tuple[str, str]]:

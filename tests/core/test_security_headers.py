@@ -1,21 +1,17 @@
 """CSP, no-store and HSTS on the answers (README "Deployment")."""
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from tests.factories import make_batch
+from tests.staff import staff_client
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def researcher():
-    user = User.objects.create_user("res", password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name="researcher"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return staff_client("researcher", "res")
 
 
 def test_pages_and_exports_carry_csp_and_no_store(researcher):

@@ -12,7 +12,7 @@ from core.audit import history
 from core.models import Job
 from diversity.census.models import Census
 from diversity.census.services.analyses import analysis_params
-from tests.diversity.staff_clients import token_client
+from tests.staff import token_client
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from diversity.census.models import Census
 from diversity.census.services.analyses import latest_report
-from tests.diversity.staff_clients import page_client
+from tests.staff import staff_client
 
 pytestmark = pytest.mark.django_db
 
@@ -25,5 +25,5 @@ def test_load_demo_brings_the_analysed_census_once():
     assert report["n_models"] == 44
     assert report["norms"]["published"]["n_model_more_concentrated"] == 18
     assert report["norms"]["computed"]["n_model_more_concentrated"] == 16
-    html = page_client("admin").get("/manage/census/one-word-census/").content.decode()
+    html = staff_client("admin").get("/manage/census/one-word-census/").content.decode()
     assert html.count('<svg class="chart"') == 3

@@ -37,8 +37,8 @@ from annotation.services.leasing import lease_next_item
 from core.errors import InvalidInput
 from diversity.census.services.analyses import analyse_census, human_batch_of
 from diversity.census.services.imports import CensusUpload, import_census
-from tests.diversity.staff_clients import page_client, token_client
 from tests.factories import make_participant
+from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -182,7 +182,7 @@ def test_command_and_api_job_read_the_batch(
 def test_page_shows_both_human_sources_and_links_the_batch(
     census, human_batch, django_capture_on_commit_callbacks
 ):
-    client = page_client("researcher")
+    client = staff_client("researcher")
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             "/manage/census/hand/run", {"bootstrap": 30, "seed": 7, "human_batch": "people"}

@@ -13,8 +13,8 @@ from core.models import Job
 from diversity.census.models import Census
 from diversity.census.services.analyses import analyse_now, analysis_params
 from diversity.census.services.imports import CensusUpload, import_census
-from tests.diversity.staff_clients import page_client, token_client
 from tests.factories import make_batch
+from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +79,7 @@ def test_anonymous_visitors_and_crowdworkers_are_refused(small_census):
 
 
 def test_a_login_without_a_role_gets_403_everywhere(small_census):
-    client = page_client(None)
+    client = staff_client(None)
     for url in census_urls("small"):
         assert client.get(url).status_code == 403, url
     assert client.post("/manage/census/small/run", {"bootstrap": 10}).status_code == 403
@@ -92,14 +92,14 @@ def test_a_login_without_a_role_gets_403_everywhere(small_census):
 
 @pytest.mark.parametrize("role", ["researcher", "admin"])
 def test_researchers_and_admins_are_allowed(small_census, role):
-    client = page_client(role)
+    client = staff_client(role)
     for url in census_urls("small"):
         assert client.get(url).status_code == 200, url
     assert 'href="/manage/census/"' in client.get("/manage/").content.decode()  # navigation
 
 
 def test_unknown_census_is_404():
-    client = page_client("researcher")
+    client = staff_client("researcher")
     assert client.get("/manage/census/nope/").status_code == 404
     assert client.get("/manage/census/nope/models.csv").status_code == 404
     assert client.post("/manage/census/nope/run", {"bootstrap": 10}).status_code == 404
@@ -109,7 +109,7 @@ def test_unknown_census_is_404():
 
 
 def test_upload_form_imports_several_files_and_norms():
-    client = page_client("researcher")
+    client = staff_client("researcher")
     names = ["gpt-4o.json", "claude-sonnet-5.json", "gemma-3-27b-it.json"]
     handles = [(SHIPPED / "transcripts" / name).open("rb") for name in names]
     with (SHIPPED / "humannorms.json").open("rb") as norms:
@@ -128,7 +128,7 @@ def test_upload_form_imports_several_files_and_norms():
 
 
 def test_upload_problems_are_listed_and_nothing_is_imported():
-    client = page_client("researcher")
+    client = staff_client("researcher")
     bad = io.BytesIO(b'{"model": "m", "category": "tree", "run": "first", "reply": "Oak"}\n')
     bad.name = "replies.jsonl"
     response = client.post("/manage/census/new", {"name": "bad", "files": [bad]})
@@ -146,7 +146,7 @@ def test_upload_problems_are_listed_and_nothing_is_imported():
 
 
 def test_run_from_the_page_as_json_and_as_a_form(small_census, django_capture_on_commit_callbacks):
-    client = page_client("researcher")
+    client = staff_client("researcher")
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             "/manage/census/small/run",
@@ -170,7 +170,7 @@ def test_run_from_the_page_as_json_and_as_a_form(small_census, django_capture_on
 
 
 def test_page_shows_charts_tables_and_escapes_names(small_census):
-    client = page_client("researcher")
+    client = staff_client("researcher")
     html = client.get("/manage/census/small/").content.decode()
     assert html.count('<svg class="chart"') == 3
     for chart in ("chart-ranking", "chart-scatter", "chart-modal-share"):
@@ -184,7 +184,7 @@ def test_page_shows_charts_tables_and_escapes_names(small_census):
 
 
 def test_downloads_match_the_report(small_census):
-    client = page_client("researcher")
+    client = staff_client("researcher")
     report = json.loads(b"".join(client.get("/manage/census/small/report.json").streaming_content))
     assert set(report["per_model"]) == {"alpha", "beta-model", HOSTILE}
     models = list(csv.DictReader(io.StringIO(_text(client.get("/manage/census/small/models.csv")))))
@@ -218,7 +218,7 @@ def _text(response) -> str:
 def test_a_census_with_nothing_to_score_still_analyses_and_renders(models, n_models):
     census = import_census("edge", [transcript(name, scenes) for name, scenes in models.items()])
     assert analyse_now(census, analysis_params(bootstrap=10)).state == Job.State.SUCCEEDED
-    client = page_client("researcher")
+    client = staff_client("researcher")
     response = client.get("/manage/census/edge/")
     assert response.status_code == 200
     assert response.context["report"]["n_models"] == n_models

@@ -20,8 +20,8 @@ from diversity.genie.models import GenieSet
 from diversity.genie.services.imports import import_genie
 from tests.diversity import genie_set as hand
 from tests.diversity.genie_set import HUMAN_LABELS
-from tests.diversity.staff_clients import page_client
 from tests.factories import make_batch, make_participant
+from tests.staff import staff_client
 
 pytestmark = pytest.mark.django_db
 
@@ -126,7 +126,7 @@ def test_analysis_scores_people_and_measures_agreement(labelled, tmp_path):
 
 
 def test_page_shows_agreement_and_the_linked_batch(labelled, django_capture_on_commit_callbacks):
-    client = page_client("researcher")
+    client = staff_client("researcher")
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/manage/genie/hand/run", {"bootstrap": 50, "seed": 7})
     assert response.status_code == 302

@@ -13,8 +13,8 @@ from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import analyse_now, analysis_params
 from diversity.genie.services.imports import import_genie
 from tests.diversity import genie_set as hand
-from tests.diversity.staff_clients import page_client, token_client
 from tests.factories import make_batch
+from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,7 @@ def test_anonymous_visitors_and_crowdworkers_are_refused(analysed):
             assert response.status_code == 302 and "/accounts/login/" in response["Location"]
         assert client.get("/api/v1/genie/").status_code == 403
         assert client.post("/api/v1/genie/hand/analyses", {}).status_code == 403
-    nobody = page_client(None)
+    nobody = staff_client(None)
     for url in urls("hand"):
         assert nobody.get(url).status_code == 403, url
     assert nobody.post("/manage/genie/hand/run", {"bootstrap": 10}).status_code == 403
@@ -62,7 +62,7 @@ def test_anonymous_visitors_and_crowdworkers_are_refused(analysed):
 
 
 def test_researcher_sees_profiles_tables_and_escaped_names(analysed):
-    client = page_client("researcher")
+    client = staff_client("researcher")
     for url in urls("hand"):
         assert client.get(url).status_code == 200, url
     html = client.get("/manage/genie/hand/").content.decode()
@@ -76,7 +76,7 @@ def test_researcher_sees_profiles_tables_and_escaped_names(analysed):
 
 
 def test_downloads_match_the_report(analysed):
-    client = page_client("researcher")
+    client = staff_client("researcher")
     report = json.loads(b"".join(client.get("/manage/genie/hand/report.json").streaming_content))
     assert report["genie_set"] == "hand"
     text = b"".join(client.get("/manage/genie/hand/documents.csv").streaming_content).decode()
@@ -97,7 +97,7 @@ def test_downloads_match_the_report(analysed):
 
 
 def test_upload_form_imports_or_lists_problems():
-    client = page_client("researcher")
+    client = staff_client("researcher")
     response = client.post(
         "/manage/genie/new", {"name": "up", "file": hand.upload(hand.jsonl()), "description": "d"}
     )
@@ -117,7 +117,7 @@ def test_upload_form_imports_or_lists_problems():
 
 
 def test_run_from_the_page(analysed, django_capture_on_commit_callbacks):
-    client = page_client("researcher")
+    client = staff_client("researcher")
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             "/manage/genie/hand/run",
@@ -143,7 +143,7 @@ def test_a_set_with_no_usable_pair_still_analyses_and_renders():
     content = "".join(json.dumps(row) + "\n" for row in unanswered).encode()
     genie_set = import_genie("blank", hand.upload(content), filename="blank.jsonl")
     assert analyse_now(genie_set, analysis_params(bootstrap=10)).state == Job.State.SUCCEEDED
-    client = page_client("researcher")
+    client = staff_client("researcher")
     response = client.get("/manage/genie/blank/")
     assert response.status_code == 200
     assert response.context["report"]["scores"] == {"llm": None, "human": None}

@@ -16,7 +16,7 @@ from diversity.genie.models import GenieJudgment, GenieSet
 from diversity.genie.services.analyses import analyse_genie
 from diversity.genie.services.imports import import_genie
 from tests.diversity import genie_set as hand
-from tests.diversity.staff_clients import token_client
+from tests.staff import token_client
 
 pytestmark = pytest.mark.django_db
 

@@ -40,7 +40,7 @@ pytestmark = pytest.mark.slow
 
 N_CLIENTS = 3
 # How long an answer may take while the database is down: a request may wait for a
-# pooled connection first (DATABASE_POOL_TIMEOUT, 10 s), then answers 503.
+# pooled connection first (DATABASE_POOL_TIMEOUT, 3 s), then answers 503.
 OUTAGE_ANSWER_S = 30
 N_ANNOTATORS = 24
 

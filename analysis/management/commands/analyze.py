@@ -1,13 +1,13 @@
 """manage.py analyze SLUG [--json FILE] [--bootstrap N] [--seed S] [--group-by QUESTION]"""
 
 import time
-from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.services.analyses import DEFAULT_RESAMPLES, analyse_batch, write_report
+from analysis.services.analyses import DEFAULT_RESAMPLES, analyse_batch
 from annotation.models import Batch
 from core.errors import ServiceError
+from core.files import write_json
 
 
 class Command(BaseCommand):
@@ -34,7 +34,10 @@ class Command(BaseCommand):
         except ServiceError as error:
             raise CommandError(str(error)) from error
         if json_path:
-            write_report(report, Path(json_path))
+            try:  # a FIFO or a device is written directly (core.files)
+                write_json(json_path, report)
+            except OSError as error:
+                raise CommandError(f"--json: cannot write {json_path}: {error.strerror}") from error
         full = [
             entry
             for entry in report["correlations"]

@@ -1,22 +1,28 @@
 """manage.py export_labels SLUG --format jsonl|csv|parquet [--dense | --annotators | --card]
-[--all-statuses] -o FILE
+[--all-statuses] [--category C] [--subcategory S] -o FILE
 
 Without a layout flag: the long layout (one row per label). ``--card`` writes the Markdown
 data card (``--format md`` or a ``.md`` file). The format defaults to the output file's
-extension.
+extension. ``-o -`` writes to standard output (give ``--format``); the summary line then
+goes to standard error. A FIFO or a device is written directly (``core.files``).
+``--category`` / ``--subcategory`` export those items only (the card says so).
 """
 
-import os
+import shutil
 import tempfile
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch
+from annotation.selectors import CategoryFilter
 from annotation.services.exports.delivery import export_to_file
 from annotation.services.exports.schema import CARD_FORMAT, EXPORT_FORMATS
 from core.audit import Actor
 from core.errors import ServiceError
+from core.files import output_path
+
+STANDARD_OUTPUT = "-"
 
 SUMMARY = {
     "long": "{rows} {labels} of {slug}",
@@ -50,39 +56,58 @@ class Command(BaseCommand):
             action="store_true",
             help="include surplus and excluded labels (column 'status' tells them apart)",
         )
-        parser.add_argument("-o", "--output", required=True, help="file to write")
+        parser.add_argument("--category", help="only the items whose query has this category")
+        parser.add_argument(
+            "--subcategory", help="only the items whose query has this sub-category"
+        )
+        parser.add_argument(
+            "-o", "--output", required=True, help="file to write ('-': standard output)"
+        )
 
     def handle(self, *args, slug, format, dense, annotators, card, all_statuses, output, **options):
         batch = Batch.objects.filter(slug=slug).first()
         if batch is None:
             raise CommandError(f"batch {slug!r} does not exist")
         layout = "dense" if dense else "annotators" if annotators else "card" if card else "long"
+        to_stdout = output == STANDARD_OUTPUT
         target = Path(output)
-        fmt = format or target.suffix.lstrip(".").lower()
+        fmt = format or ("" if to_stdout else target.suffix.lstrip(".").lower())
         allowed = (CARD_FORMAT,) if card else EXPORT_FORMATS
         if fmt not in allowed:
             raise CommandError(
                 f"--format: give one of {', '.join(allowed)} (or an output file "
                 f"ending in one of them); got {fmt or 'nothing'!r}"
             )
-        # Written next to the target and renamed at the end: never a half-written file.
-        handle, partial = tempfile.mkstemp(dir=target.parent or ".", suffix=".partial")
-        os.close(handle)
+        export = {"all_statuses": all_statuses, "actor": Actor.command_line()}
         try:
-            rows = export_to_file(
-                batch,
-                layout,
-                fmt,
-                partial,
-                all_statuses=all_statuses,
-                actor=Actor.command_line(),
-            )
-            os.replace(partial, target)
+            export["categories"] = CategoryFilter.from_params(options)
+            if to_stdout:
+                rows = self._export_to_stdout(batch, layout, fmt, export)
+            else:
+                with output_path(target) as path:
+                    rows = export_to_file(batch, layout, fmt, path, **export)
         except ServiceError as error:
             raise CommandError(str(error)) from error
-        finally:
-            if os.path.exists(partial):
-                os.remove(partial)
+        except OSError as error:
+            raise CommandError(f"cannot write {output}: {error.strerror or error}") from error
         labels = "labels (all statuses)" if all_statuses else "counted labels"
         what = SUMMARY[layout].format(rows=rows, labels=labels, slug=batch.slug)
-        self.stdout.write(f"Exported {what} to {target} ({fmt})")
+        if to_stdout:  # the summary must not mix with the export (and is no error)
+            self.stderr.write(f"Exported {what} to standard output ({fmt})", style_func=str)
+        else:
+            self.stdout.write(f"Exported {what} to {target} ({fmt})")
+
+    def _export_to_stdout(self, batch, layout: str, fmt: str, export: dict) -> int:
+        # The writers take a path: the export is written to a private file, then copied out.
+        with tempfile.TemporaryDirectory(prefix="export-") as folder:
+            path = Path(folder) / f"export.{fmt}"
+            rows = export_to_file(batch, layout, fmt, path, **export)
+            binary = getattr(self.stdout, "buffer", None)
+            if binary is None:  # a text stream (call_command(stdout=StringIO()))
+                self.stdout.write(path.read_text(encoding="utf-8"), ending="")
+                return rows
+            self.stdout.flush()
+            with open(path, "rb") as source:
+                shutil.copyfileobj(source, binary)
+            binary.flush()
+        return rows

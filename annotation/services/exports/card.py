@@ -3,10 +3,18 @@
 from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
-from annotation.models import Batch, Item, Label, LabelStatus, Participation
+from annotation.models import Batch, Label, LabelStatus, Participation
+from annotation.selectors import (
+    NO_FILTER,
+    CategoryFilter,
+    batch_items,
+    batch_labels,
+    category_counts,
+)
 from annotation.services.exports.rows import iso_utc
 from annotation.services.exports.schema import TABLE_LAYOUTS, columns
 from core.audit import history
+from core.extensions import card_sections
 
 # a text kind can have as many distinct answers as labels: the card shows the commonest
 MAX_DISTRIBUTION_ROWS = 50
@@ -14,16 +22,19 @@ MAX_DISTRIBUTION_ROWS = 50
 EXCLUSION_RULE = "labels of excluded annotators are kept with status excluded and not counted"
 
 
-def data_card(batch: Batch) -> str:
-    """The Markdown data card of a batch: what it is, how much it holds, how it was cleaned."""
+def data_card(batch: Batch, categories: CategoryFilter = NO_FILTER) -> str:
+    """The Markdown data card of a batch: what it is, how much it holds, how it was cleaned.
+
+    With a category filter the card describes that subset: it says so at the top, and
+    its counts, categories and label distribution cover the subset's items only."""
     n = batch.annotations_per_item
-    items = Item.objects.filter(batch=batch).aggregate(
+    items = batch_items(batch, categories).aggregate(
         total=Count("pk"),
         complete=Count("pk", filter=Q(counted_count__gte=n)),
         empty=Count("pk", filter=Q(counted_count=0)),
         checks=Count("pk", filter=Q(gold__isnull=False)),
     )
-    labels = Label.objects.filter(batch=batch).aggregate(
+    labels = batch_labels(batch, categories).aggregate(
         counted=Count("pk", filter=Q(status=LabelStatus.COUNTED)),
         surplus=Count("pk", filter=Q(status=LabelStatus.SURPLUS)),
         excluded=Count("pk", filter=Q(status=LabelStatus.EXCLUDED)),
@@ -34,9 +45,10 @@ def data_card(batch: Batch) -> str:
         total=Count("pk"),
         excluded=Count("pk", filter=Q(status=Participation.Status.EXCLUDED)),
     )
-    contributors = Label.objects.filter(batch=batch).values("annotator_id").distinct().count()
+    contributors = batch_labels(batch, categories).values("annotator_id").distinct().count()
     counted_contributors = (
-        Label.objects.filter(batch=batch, status=LabelStatus.COUNTED)
+        batch_labels(batch, categories)
+        .filter(status=LabelStatus.COUNTED)
         .values("annotator_id")
         .distinct()
         .count()
@@ -44,7 +56,8 @@ def data_card(batch: Batch) -> str:
     kind = batch.task_kind
     key = kind.distribution_column
     distribution = dict(
-        Label.objects.filter(batch=batch, status=LabelStatus.COUNTED)
+        batch_labels(batch, categories)
+        .filter(status=LabelStatus.COUNTED)
         .order_by()
         .values(key)
         .annotate(count=Count("pk"))
@@ -63,6 +76,7 @@ def data_card(batch: Batch) -> str:
         f"- Labels per item (N): {n}",
         f"- State: {batch.state}",
         *_label_set_line(batch),
+        *_subset_lines(categories),
         "",
         "## Dates (UTC)",
         "",
@@ -100,6 +114,7 @@ def data_card(batch: Batch) -> str:
         f"| annotators with a counted label | {counted_contributors} |",
         f"| annotators excluded | {people['excluded']} |",
         "",
+        *_categories_section(batch, categories),
         "## Label distribution (counted labels)",
         "",
         "| value | meaning | labels | share |",
@@ -121,6 +136,7 @@ def data_card(batch: Batch) -> str:
         "- No annotator labels an item twice; every label is one independent judgment.",
         "",
     ]
+    lines += card_sections("batch", batch)  # e.g. how another app selected the items
     lines += _design_section(batch)
     lines += _history_section(batch)
     lines += _files_section(batch)
@@ -246,6 +262,34 @@ def _files_section(batch: Batch) -> list[str]:
             lines.append(f"| `{column.name}` | {column.type} | {_markdown_cell(column.meaning)} |")
         lines.append("")
     return lines
+
+
+def _subset_lines(categories: CategoryFilter) -> list[str]:
+    if not categories.active:
+        return []
+    query = "&".join(f"{name}={value}" for name, value in categories.params().items())
+    return [
+        f"- **Subset**: only the items of {_markdown_cell(categories.describe())} "
+        f"(filter `{query.replace('`', '')}`). The counts, categories, label distribution "
+        "and files cover these items; the annotators who entered, the exclusions, the study "
+        "design and the history are the whole batch's."
+    ]
+
+
+def _categories_section(batch: Batch, categories: CategoryFilter) -> list[str]:
+    """Items and counted labels per category and sub-category (regular items)."""
+    rows = category_counts(batch_items(batch, categories))
+    lines = ["## Categories", ""]
+    if not any(row["category"] for row in rows):
+        return [*lines, "_No item has a category._", ""]
+    lines += ["| category | sub-category | items | labels counted |", "|---|---|---:|---:|"]
+    for row in rows:
+        name = _markdown_cell(row["category"]) if row["category"] else "_none_"
+        lines.append(f"| {name} | _all_ | {row['items']} | {row['labels_counted']} |")
+        for sub in row["subcategories"]:
+            sub_name = _markdown_cell(sub["subcategory"]) if sub["subcategory"] else "_none_"
+            lines.append(f"| {name} | {sub_name} | {sub['items']} | {sub['labels_counted']} |")
+    return [*lines, ""]
 
 
 def _label_set_line(batch: Batch) -> list[str]:

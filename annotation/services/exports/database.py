@@ -28,6 +28,7 @@ from django.db import connection
 
 from annotation.kinds.base import ExportColumn
 from annotation.models import Batch, Label, LabelStatus
+from annotation.selectors import NO_FILTER, CategoryFilter
 from annotation.services.exports.schema import item_columns, label_columns
 
 FETCH_ROWS = 10_000
@@ -88,7 +89,14 @@ def _item_expression(column: ExportColumn, joins: dict) -> str:
     if source in ITEM_FIELDS:
         return f"i.{source}"
     relation, _, field = source.partition("__")
-    if relation in RELATED and field in {"query_id", "response_id", "text", "model", "category"}:
+    if relation in RELATED and field in {
+        "query_id",
+        "response_id",
+        "text",
+        "model",
+        "category",
+        "subcategory",
+    }:
         alias, table, key = RELATED[relation]
         joins[alias] = f"LEFT JOIN {table} {alias} ON {alias}.id = {key}"
         return f"{alias}.{field}"
@@ -207,20 +215,34 @@ def _joined(parts: list[list], separator: str) -> list:
     return tokens
 
 
-def _query(batch: Batch, all_statuses: bool, item_select: str, label_select: str):
+def _query(
+    batch: Batch,
+    all_statuses: bool,
+    item_select: str,
+    label_select: str,
+    categories: CategoryFilter = NO_FILTER,
+):
     """The long layout's query: every item's part is computed once (a materialised CTE;
     an item's texts are the same for its N labels), then joined to its labels in the
-    export's order. ``item_select`` may name the columns of ``items`` (alias ``it``)."""
+    export's order. ``item_select`` may name the columns of ``items`` (alias ``it``).
+    ``categories`` keeps the items of a category (``selectors.CategoryFilter``'s rule:
+    the query's category and sub-category equal to those given)."""
     _, _, joins = _expressions(batch)
+    item_where, item_params = "i.batch_id = %s", [batch.pk]
+    for field, value in categories.params().items():
+        alias, table, key = RELATED["query"]
+        joins.setdefault(alias, f"LEFT JOIN {table} {alias} ON {alias}.id = {key}")
+        item_where += f" AND {alias}.{field} = %s"
+        item_params.append(value)
     where = "l.batch_id = %s" + ("" if all_statuses else " AND l.status = %s")
-    params: list = [batch.pk, batch.pk] + ([] if all_statuses else [LabelStatus.COUNTED])
+    params: list = [*item_params, batch.pk] + ([] if all_statuses else [LabelStatus.COUNTED])
     sql = f"""
         WITH items AS MATERIALIZED (
             SELECT i.id, i.position, {item_select}
             FROM annotation_item i
             JOIN annotation_batch b ON b.id = i.batch_id
             {" ".join(joins.values())}
-            WHERE i.batch_id = %s
+            WHERE {item_where}
         )
         SELECT {label_select}
         FROM annotation_label l
@@ -238,7 +260,9 @@ def _first_part(rest: str) -> str:
     return f"CASE WHEN {first} = 1 THEN it.part END, {rest}"
 
 
-def line_sql(batch: Batch, fmt: str, all_statuses: bool) -> tuple[str, list]:
+def line_sql(
+    batch: Batch, fmt: str, all_statuses: bool, categories: CategoryFilter = NO_FILTER
+) -> tuple[str, list]:
     """The query of each row's CSV line (without its CRLF), JSONL line (without its LF)
     or line of the CSV Arrow reads for Parquet (``fmt="arrow"``), in two columns: the
     item's part, only on its first label's row (else NULL: the texts cross from the
@@ -249,13 +273,14 @@ def line_sql(batch: Batch, fmt: str, all_statuses: bool) -> tuple[str, list]:
         part = _joined([[cell(column, sql)] for column, sql in items], ",")
         rest = _joined([[cell(column, sql)] for column, sql in labels], ",")
         item_select = _concat([*part, Literal(",")])
-        return _query(batch, all_statuses, f"{item_select} AS part", _first_part(_concat(rest)))
+        label_select = _first_part(_concat(rest))
+        return _query(batch, all_statuses, f"{item_select} AS part", label_select, categories)
     if fmt == "jsonl":
         part = _joined([_json_member(column, sql) for column, sql in items], ", ")
         rest = _joined([_json_member(column, sql) for column, sql in labels], ", ")
         item_select = _concat([Literal("{"), *part, Literal(", ")])
         label_select = _first_part(_concat([*rest, Literal("}")]))
-        return _query(batch, all_statuses, f"{item_select} AS part", label_select)
+        return _query(batch, all_statuses, f"{item_select} AS part", label_select, categories)
     raise ValueError(fmt)
 
 

@@ -1,8 +1,9 @@
 """The export entry points: ``export_to_file`` (command, jobs) and ``stream_export`` (HTTP).
 
-Both take (layout, format, all_statuses) as a user gave them (``schema.export_params``),
-report progress every ``PROGRESS_EVERY`` rows, and record the export in the batch's
-audit trail.
+Both take (layout, format, all_statuses) as a user gave them (``schema.export_params``)
+and optionally a category filter (``selectors.CategoryFilter``: the export then holds the
+items of that category only, and its data card says so), report progress every
+``PROGRESS_EVERY`` rows, and record the export in the batch's audit trail.
 """
 
 import csv
@@ -12,7 +13,8 @@ import tempfile
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 
-from annotation.models import Batch, Item, Label, LabelStatus
+from annotation.models import Batch, LabelStatus
+from annotation.selectors import NO_FILTER, CategoryFilter, batch_items, batch_labels
 from annotation.services.exports import database
 from annotation.services.exports.card import data_card
 from annotation.services.exports.formats import (
@@ -45,14 +47,26 @@ Progress = Callable[[int, int | None], None]
 
 
 def record_export(
-    batch: Batch, layout: str, fmt: str, all_statuses: bool, actor: Actor | None, via: str
+    batch: Batch,
+    layout: str,
+    fmt: str,
+    all_statuses: bool,
+    actor: Actor | None,
+    via: str,
+    categories: CategoryFilter = NO_FILTER,
 ) -> None:
     """The export in the batch's history (who took which data, when, and how)."""
     audit.record(
         "labels.export",
         subject=batch,
         actor=actor,
-        changes={"layout": layout, "format": fmt, "all_statuses": all_statuses, "via": via},
+        changes={
+            "layout": layout,
+            "format": fmt,
+            "all_statuses": all_statuses,
+            **categories.params(),
+            "via": via,
+        },
     )
 
 
@@ -97,31 +111,39 @@ def _flatten(groups: Iterable[tuple[dict, list[dict]]]) -> Iterator[dict]:
             yield part | label
 
 
-def _table(batch: Batch, layout: str, all_statuses: bool, progress=None, total=None):
+def _table(
+    batch: Batch, layout: str, all_statuses: bool, progress=None, total=None, categories=NO_FILTER
+):
     """(counter, rows): the counting wrapper (its ``count`` is final once consumed) and
     the rows; for the long layout the counter wraps the item groups."""
     if layout == "long":
-        counter = _Counted(
-            iter_long_groups(batch, all_statuses=all_statuses), progress, total, grouped=True
-        )
+        groups = iter_long_groups(batch, all_statuses=all_statuses, categories=categories)
+        counter = _Counted(groups, progress, total, grouped=True)
         return counter, _flatten(counter)
-    rows = iter_dense_rows(batch) if layout == "dense" else iter_annotator_rows(batch)
+    rows = (
+        iter_dense_rows(batch, categories)
+        if layout == "dense"
+        else iter_annotator_rows(batch, categories)
+    )
     counter = _Counted(rows, progress, total)
     return counter, counter
 
 
-def _text_chunks(batch, layout, fmt, all_statuses, progress=None, total=None):
+def _text_chunks(batch, layout, fmt, all_statuses, progress=None, total=None, categories=NO_FILTER):
     """(counter, str chunks) of a JSONL or CSV table."""
     names = layout_columns(layout, batch)
     if layout == "long" and database.applies(batch):
-        sql, params = database.line_sql(batch, fmt, all_statuses)
+        sql, params = database.line_sql(batch, fmt, all_statuses, categories)
         batches = _Counted(
             _pieces(database.fetch_batches(sql, params)), progress, total, batched=True
         )
         return batches, _lines_to_chunks(batches, names, fmt)
     if layout == "long":
         groups = _Counted(
-            iter_long_groups(batch, all_statuses=all_statuses), progress, total, grouped=True
+            iter_long_groups(batch, all_statuses=all_statuses, categories=categories),
+            progress,
+            total,
+            grouped=True,
         )
         label_names = [column.name for column in label_columns(batch.kind)]
         chunks = (
@@ -130,7 +152,7 @@ def _text_chunks(batch, layout, fmt, all_statuses, progress=None, total=None):
             else long_csv_chunks(groups, names, label_names)
         )
         return groups, chunks
-    counter, rows = _table(batch, layout, all_statuses, progress, total)
+    counter, rows = _table(batch, layout, all_statuses, progress, total, categories)
     chunks = jsonl_chunks(rows) if fmt == "jsonl" else csv_chunks(rows, names)
     return counter, chunks
 
@@ -177,16 +199,18 @@ def _lines_to_chunks(
         yield "".join(lines)
 
 
-def _total(batch: Batch, layout: str, all_statuses: bool) -> int:
+def _total(
+    batch: Batch, layout: str, all_statuses: bool, categories: CategoryFilter = NO_FILTER
+) -> int:
     """The number of rows to expect (one COUNT query), for progress reports."""
+    labels = batch_labels(batch, categories)
     if layout == "long":
-        labels = Label.objects.filter(batch=batch)
         if not all_statuses:
             labels = labels.filter(status=LabelStatus.COUNTED)
         return labels.count()
     if layout == "dense":
-        return Item.objects.filter(batch=batch, is_check=False).count()
-    return Label.objects.filter(batch=batch).values("annotator_id").distinct().count()
+        return batch_items(batch, categories).filter(is_check=False).count()
+    return labels.values("annotator_id").distinct().count()
 
 
 def export_to_file(
@@ -198,33 +222,36 @@ def export_to_file(
     all_statuses: bool = False,
     progress: Progress | None = None,
     actor: Actor | None = None,
+    categories: CategoryFilter = NO_FILTER,
 ) -> int:
     """Write one export of ``batch`` to ``path``; returns the number of rows written
     (for the card: the number of Markdown lines). ``progress(done, total)`` is called
     every ``PROGRESS_EVERY`` rows and at the end. With an ``actor`` (the command line),
-    the export is recorded in the batch's history; jobs are recorded when requested."""
+    the export is recorded in the batch's history; jobs are recorded when requested.
+    ``categories`` narrows it to the items of a category (the card says so)."""
     layout, fmt, all_statuses = export_params(layout, fmt, all_statuses)
     if actor is not None:
-        record_export(batch, layout, fmt, all_statuses, actor, "file")
+        record_export(batch, layout, fmt, all_statuses, actor, "file", categories)
     if layout == "card":
-        text = data_card(batch)
+        text = data_card(batch, categories)
         with open(path, "w", encoding="utf-8", newline="") as stream:
             stream.write(text)
         if progress is not None:
             progress(1, 1)
         return text.count("\n")
-    total = _total(batch, layout, all_statuses) if progress is not None else None
+    total = _total(batch, layout, all_statuses, categories) if progress is not None else None
     if fmt == "parquet" and layout == "long" and database.applies(batch):
-        batches = _database_rows(database.line_sql(batch, "arrow", all_statuses), progress, total)
+        query = database.line_sql(batch, "arrow", all_statuses, categories)
+        batches = _database_rows(query, progress, total)
         # Arrow parses a few thousand lines at a time (fewer calls, memory still small)
         chunks = _lines_to_chunks(batches, [], "arrow", per_chunk=5)
         write_parquet_from_csv(chunks, path, columns(layout, batch))
         return batches.count
     if fmt == "parquet":
-        counter, rows = _table(batch, layout, all_statuses, progress, total)
+        counter, rows = _table(batch, layout, all_statuses, progress, total, categories)
         write_parquet(rows, path, columns(layout, batch))
         return counter.count
-    counter, chunks = _text_chunks(batch, layout, fmt, all_statuses, progress, total)
+    counter, chunks = _text_chunks(batch, layout, fmt, all_statuses, progress, total, categories)
     with open(path, "w", encoding="utf-8", newline="") as stream:
         for chunk in chunks:
             stream.write(chunk)
@@ -285,7 +312,13 @@ class TemporaryExportFile:
 
 
 def stream_export(
-    batch: Batch, layout: str, fmt: str, *, all_statuses: bool = False, actor: Actor | None = None
+    batch: Batch,
+    layout: str,
+    fmt: str,
+    *,
+    all_statuses: bool = False,
+    actor: Actor | None = None,
+    categories: CategoryFilter = NO_FILTER,
 ) -> tuple[Iterable, str, str]:
     """An export for an HTTP response: ``(chunks, content_type, filename)``.
 
@@ -296,19 +329,21 @@ def stream_export(
     ``FileResponse``), which deletes the file when closed.
     """
     layout, fmt, all_statuses = export_params(layout, fmt, all_statuses)
-    record_export(batch, layout, fmt, all_statuses, actor, "download")
-    filename = export_filename(batch, layout, fmt, all_statuses)
+    record_export(batch, layout, fmt, all_statuses, actor, "download", categories)
+    filename = export_filename(batch, layout, fmt, all_statuses, categories)
     content_type = CONTENT_TYPES[fmt]
     if layout == "card":
-        return iter([data_card(batch)]), content_type, filename
+        return iter([data_card(batch, categories)]), content_type, filename
     if fmt == "parquet":
         handle, path = tempfile.mkstemp(prefix=f"export-{batch.slug}-", suffix=".parquet")
         os.close(handle)
         try:
-            export_to_file(batch, layout, fmt, path, all_statuses=all_statuses)
+            export_to_file(
+                batch, layout, fmt, path, all_statuses=all_statuses, categories=categories
+            )
             return TemporaryExportFile(path), content_type, filename
         except BaseException:
             os.remove(path)
             raise
-    _, chunks = _text_chunks(batch, layout, fmt, all_statuses)
+    _, chunks = _text_chunks(batch, layout, fmt, all_statuses, categories=categories)
     return chunks, content_type, filename

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from annotation.kinds import get_kind
 from annotation.models import Batch, Item, Label, LabelStatus
-from annotation.selectors import annotator_rows
+from annotation.selectors import NO_FILTER, CategoryFilter, annotator_rows
 from annotation.services.exports.schema import (
     ANNOTATOR_COLUMNS,
     columns,
@@ -28,10 +28,10 @@ LABEL_FIELDS = {"annotator": "annotator__pseudonym"}
 
 
 def _item_parts(
-    batch: Batch, *, include_checks: bool = True
+    batch: Batch, *, include_checks: bool = True, categories: CategoryFilter = NO_FILTER
 ) -> Iterator[tuple[tuple[int, int], dict]]:
     """``((position, pk), item columns)`` for every item of the batch in import order
-    (attention checks too, unless ``include_checks`` is false).
+    (attention checks too, unless ``include_checks`` is false) that ``categories`` covers.
 
     Each column is read from its ``source``: an ORM path from ``Item``, or a text kept in
     ``Item.content`` (``"content.<key>"``, read with the whole content once per item).
@@ -40,7 +40,7 @@ def _item_parts(
     paths = [column.source for column in columns if column.source and "." not in column.source]
     from_content = [column for column in columns if column.source.startswith("content.")]
     fetched = [*paths, "content"] if from_content else paths
-    items = Item.objects.filter(batch=batch)
+    items = Item.objects.filter(categories.q(), batch=batch)
     if not include_checks:
         items = items.filter(is_check=False)
     items = items.order_by("position", "pk").values_list("position", "pk", *fetched)
@@ -75,8 +75,8 @@ def _merge_by_item(items: Iterator, labels: Iterator) -> Iterator[tuple[dict, li
         labels.close()
 
 
-def _label_query(batch: Batch, statuses, *fields: str):
-    labels = Label.objects.filter(batch=batch)
+def _label_query(batch: Batch, statuses, categories: CategoryFilter, *fields: str):
+    labels = Label.objects.filter(categories.q("item__"), batch=batch)
     if statuses is not None:
         labels = labels.filter(status__in=statuses)
     return (
@@ -87,7 +87,7 @@ def _label_query(batch: Batch, statuses, *fields: str):
 
 
 def iter_long_groups(
-    batch: Batch, *, all_statuses: bool = False
+    batch: Batch, *, all_statuses: bool = False, categories: CategoryFilter = NO_FILTER
 ) -> Iterator[tuple[dict, list[dict]]]:
     """The long layout grouped by item: ``(item columns, [label columns, ...])`` for every
     item with at least one exported label, items in import order, labels as submitted.
@@ -102,9 +102,9 @@ def iter_long_groups(
     at = names.index("submitted_at")
     labels = (
         ((position, item_pk), _label_row(names, values, at))
-        for position, item_pk, *values in _label_query(batch, statuses, *fields)
+        for position, item_pk, *values in _label_query(batch, statuses, categories, *fields)
     )
-    for part, group in _merge_by_item(_item_parts(batch), labels):
+    for part, group in _merge_by_item(_item_parts(batch, categories=categories), labels):
         if group:
             yield part, group
 
@@ -116,7 +116,7 @@ def _label_row(names: list[str], values: list, at: int) -> dict:
     return row
 
 
-def iter_dense_rows(batch: Batch) -> Iterator[dict]:
+def iter_dense_rows(batch: Batch, categories: CategoryFilter = NO_FILTER) -> Iterator[dict]:
     """One dict per regular item in import order, with its counted labels in submission
     order (attention checks, which never hold counted labels, are left out).
 
@@ -130,11 +130,12 @@ def iter_dense_rows(batch: Batch) -> Iterator[dict]:
     labels = (
         ((position, item_pk), (dict(zip(names, values, strict=True)), annotator))
         for position, item_pk, annotator, *values in _label_query(
-            batch, [LabelStatus.COUNTED], "annotator__pseudonym", *names
+            batch, [LabelStatus.COUNTED], categories, "annotator__pseudonym", *names
         )
     )
     names_out = [column.name for column in columns("dense", batch)]
-    for part, group in _merge_by_item(_item_parts(batch, include_checks=False), labels):
+    items = _item_parts(batch, include_checks=False, categories=categories)
+    for part, group in _merge_by_item(items, labels):
         row = dict(part)
         row.update(kind.dense_values([label for label, _ in group]))
         row["annotators"] = [annotator for _, annotator in group]
@@ -142,7 +143,7 @@ def iter_dense_rows(batch: Batch) -> Iterator[dict]:
         yield {name: row[name] for name in names_out}
 
 
-def iter_annotator_rows(batch: Batch) -> Iterator[dict]:
+def iter_annotator_rows(batch: Batch, categories: CategoryFilter = NO_FILTER) -> Iterator[dict]:
     """One dict per annotator who contributed at least one label (any status).
 
     ``status`` is the annotator's standing in the batch (``active`` or ``excluded``, and
@@ -151,10 +152,11 @@ def iter_annotator_rows(batch: Batch) -> Iterator[dict]:
     when none has a duration); attention checks are their ``check`` labels, passed when
     the answer is one of the gold answers; the flags count their regular labels that were
     too fast or straight-lined. The batch's questionnaire answers follow as ``q_<id>``.
+    With a category filter, every figure counts the labels of the items it covers.
     """
     names = [column.name for column in ANNOTATOR_COLUMNS]
     questions = [question["id"] for question in batch.questionnaire or []]
-    for row in annotator_rows(batch):
+    for row in annotator_rows(batch, categories):
         if row["n_labels"] or row["attention_checks_passed"] or row["attention_checks_failed"]:
             exported = {name: row[name] for name in names}
             for qid in questions:

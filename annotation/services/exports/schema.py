@@ -15,9 +15,12 @@ array text in a CSV cell); ``string`` is text. Timestamps are ISO 8601 strings i
 ending in ``Z`` in every format.
 """
 
+from django.utils.text import slugify
+
 from annotation.kinds import get_kind
 from annotation.kinds.base import ExportColumn
 from annotation.models import Batch
+from annotation.selectors import NO_FILTER, CategoryFilter
 from core.errors import InvalidInput
 
 LAYOUTS = ("long", "dense", "annotators", "card")
@@ -37,6 +40,12 @@ ITEM_COLUMNS = [
     ExportColumn("query_id", "string", "the query's project-wide id", "query__query_id"),
     ExportColumn("query", "string", "the query's text", "query__text"),
     ExportColumn("category", "string", "the query's category (empty when none)", "query__category"),
+    ExportColumn(
+        "subcategory",
+        "string",
+        "the query's sub-category within its category (empty when none)",
+        "query__subcategory",
+    ),
 ]
 # A label's columns in the long layout: the annotator, the kind's value columns, then these.
 ANNOTATOR_COLUMN = ExportColumn("annotator", "string", "the annotator's pseudonym")
@@ -140,6 +149,17 @@ def _flag(raw) -> bool:
     raise InvalidInput("all_statuses", f"{raw!r} is not 0 or 1")
 
 
-def export_filename(batch: Batch, layout: str, fmt: str, all_statuses: bool = False) -> str:
+def export_filename(
+    batch: Batch,
+    layout: str,
+    fmt: str,
+    all_statuses: bool = False,
+    categories: CategoryFilter = NO_FILTER,
+) -> str:
+    """``<slug>-<layout>[-all-statuses][-<category>[-<subcategory>]].<format>``; a
+    filtered export names its filter (slugified; ``subset`` when nothing of it is left)."""
     suffix = "-all-statuses" if all_statuses and layout == "long" else ""
+    if categories.active:
+        words = "-".join(slugify(value) or "subset" for value in categories.params().values())
+        suffix += f"-{words}"
     return f"{batch.slug}-{layout}{suffix}.{fmt}"

@@ -3,16 +3,13 @@ crowdworker JSON API with its CSRF header), and a staff client's exports."""
 
 import json
 
-from django.contrib.auth.models import Group, User
 from django.test import Client
+
+from tests import staff
 
 
 def staff_client(name: str = "st-admin") -> Client:
-    user = User.objects.create_user(name, password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name="admin"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return staff.staff_client("admin", name)
 
 
 def enter(batch, worker: str) -> Client:

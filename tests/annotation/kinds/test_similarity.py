@@ -136,13 +136,14 @@ def test_exports_and_card(tmp_path):
     first = long_rows[0]
     assert first["reference"] == "Reference answer 0: the capital is City 0."
     assert first["candidate"] == "Candidate answer 0: it is City 0."
-    assert list(first)[:8] == [
+    assert list(first)[:9] == [
         "batch",
         "kind",
         "item_id",
         "query_id",
         "query",
         "category",
+        "subcategory",
         "reference",
         "candidate",
     ]

@@ -2,13 +2,12 @@
 [--human-batch SLUG]``"""
 
 import time
-from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.services.analyses import write_report
 from core.audit import Actor
 from core.errors import ServiceError
+from core.files import write_json
 from core.models import Job
 from diversity.census.models import Census
 from diversity.census.services.analyses import (
@@ -51,7 +50,10 @@ class Command(BaseCommand):
             raise CommandError("\n".join([f"analysis failed: {job.message}", *problems]))
         _, report = latest_report(census)
         if json_path:
-            write_report(report, Path(json_path))
+            try:
+                write_json(json_path, report)  # a FIFO or a device is written directly
+            except OSError as error:
+                raise CommandError(f"--json: cannot write {json_path}: {error.strerror}") from error
         lines = [
             f"Analysed census {census.name}: {report['n_models']} models, "
             f"{report['n_categories']} categories, {report['n_answers']} answers "

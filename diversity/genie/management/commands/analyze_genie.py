@@ -2,13 +2,12 @@
 [--human-batch SLUG]``"""
 
 import time
-from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.services.analyses import write_report
 from core.audit import Actor
 from core.errors import ServiceError
+from core.files import write_json
 from core.models import Job
 from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import (
@@ -53,7 +52,10 @@ class Command(BaseCommand):
             raise CommandError("\n".join([f"analysis failed: {job.message}", *problems]))
         _, report = latest_report(genie_set)
         if json_path:
-            write_report(report, Path(json_path))
+            try:
+                write_json(json_path, report)  # a FIFO or a device is written directly
+            except OSError as error:
+                raise CommandError(f"--json: cannot write {json_path}: {error.strerror}") from error
         lines = [
             f"Analysed Genie set {genie_set.name}: {report['n_documents']} documents, "
             f"{len(report['features'])} features, judged pairs: "
