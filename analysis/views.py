@@ -30,7 +30,6 @@ from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
-    JsonResponse,
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
@@ -56,9 +55,8 @@ from annotation.pages import render_batch_page, taxonomy_panel
 from annotation.selectors import CategoryFilter
 from core.access import staff_page
 from core.audit import Actor
-from core.errors import ServiceError
 from core.jobs.execution import job_files_dir
-from core.jobs.queue import start_job
+from core.jobs.pages import job_status, start_job_from_page
 from core.models import Job
 from core.uploads import receive_upload
 
@@ -109,17 +107,6 @@ def _failed_job(batch: Batch) -> Job | None:
         .first()
     )
     return newest if newest is not None and newest.state == Job.State.FAILED else None
-
-
-def _job_status(job: Job) -> dict:
-    return {
-        "id": str(job.pk),
-        "state": job.state,
-        "progress": job.progress,
-        "total": job.total,
-        "message": job.message,
-        "status_url": reverse("api-job", args=[job.pk]),
-    }
 
 
 def _report_or_404(batch: Batch) -> tuple[Job, dict]:
@@ -308,7 +295,7 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
         "job": job,
         "report": report,
         "active_job": active,
-        "active_status": _job_status(active) if active else None,
+        "active_status": job_status(active) if active else None,
         "failed_job": _failed_job(batch),
         "form": RunAnalysisForm(initial=_run_initial(job)),
         "run_url": reverse("manage-report-run", args=[batch.slug]),
@@ -361,44 +348,25 @@ def _run_initial(job: Job | None) -> dict:
     }
 
 
-def _wants_json(request: HttpRequest) -> bool:
-    return "application/json" in request.headers.get("Accept", "")
-
-
 @staff_page(can_analyse)
 @require_POST
 def run_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     """Start an analysis job; JSON (for the page's script) or a redirect back to the page."""
     batch = get_object_or_404(Batch, slug=slug)
-    form = RunAnalysisForm(request.POST)
-    if not form.is_valid():
-        problems = "; ".join(
-            f"{form[field].label}: {' '.join(errors)}" for field, errors in form.errors.items()
-        )
-        if _wants_json(request):
-            return JsonResponse({"error": problems}, status=400)
-        messages.error(request, f"Analysis not started — {problems}")
-        return redirect("manage-report", slug=batch.slug)
-    try:
-        bootstrap, seed = validate_settings(
-            form.cleaned_data["bootstrap"], form.cleaned_data["seed"]
-        )
-        job = start_job("analysis", batch, {"bootstrap": bootstrap, "seed": seed}, request.user)
-    except ServiceError as error:
-        if _wants_json(request):
-            return JsonResponse({"error": str(error)}, status=400)
-        messages.error(request, str(error))
-        return redirect("manage-report", slug=batch.slug)
-    job.refresh_from_db()
-    if _wants_json(request):
-        return JsonResponse(_job_status(job), status=202)
-    if job.state == Job.State.SUCCEEDED:
-        messages.success(request, "Analysis finished.")
-    elif job.state == Job.State.FAILED:
-        messages.error(request, f"Analysis failed: {job.message}")
-    else:
-        messages.success(request, "Analysis started; this page follows its progress.")
-    return redirect("manage-report", slug=batch.slug)
+
+    def params(data: dict) -> dict:
+        bootstrap, seed = validate_settings(data["bootstrap"], data["seed"])
+        return {"bootstrap": bootstrap, "seed": seed}
+
+    return start_job_from_page(
+        request,
+        "analysis",
+        batch,
+        RunAnalysisForm(request.POST),
+        params,
+        back_to=reverse("manage-report", args=[batch.slug]),
+        finished="Analysis finished.",
+    )
 
 
 # --------------------------------------------------------------------------- downloads

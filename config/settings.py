@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "analysis",
     "diversity.census",
     "diversity.genie",
+    "diversity.corpora",
     "demo",
 ]
 
@@ -286,6 +287,10 @@ SPECTACULAR_SETTINGS = {
         {"name": "jobs", "description": "Background jobs: state, progress, file."},
         {"name": "history", "description": "A batch's audit trail."},
         {"name": "worker", "description": "The crowdworker's page's own calls (session)."},
+        {
+            "name": "corpora",
+            "description": "Response pools: import, embeddings, homogeneity analyses, batches.",
+        },
     ],
 }
 

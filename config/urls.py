@@ -15,6 +15,7 @@ urlpatterns = [
     # /manage/genie/) as a batch
     path("", include("diversity.census.urls")),
     path("", include("diversity.genie.urls")),
+    path("", include("diversity.corpora.urls")),
     path("", include("annotation.urls")),
     path("api/v1/", include("annotation.api.urls")),
     path("api/v1/", include("analysis.api.urls")),
@@ -22,6 +23,8 @@ urlpatterns = [
     path("", include("analysis.urls")),
     path("api/v1/", include("diversity.census.api.urls")),
     path("api/v1/", include("diversity.genie.api.urls")),
+    path("api/v1/", include("diversity.corpora.api.import_urls")),
+    path("api/v1/", include("diversity.corpora.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # the split view serves Swagger UI's start-up script as a file (no inline script: CSP)
     path(

@@ -57,7 +57,11 @@ def job_payload(request, job: Job) -> dict:
 
 def start_job_response(request, kind: str, subject, params: dict) -> Response:
     """Start a job for an API request and answer ``202`` with the job to poll."""
-    job = start_job(kind, subject, params, request.user)
+    return started_job_response(request, start_job(kind, subject, params, request.user))
+
+
+def started_job_response(request, job: Job) -> Response:
+    """Answer ``202`` with a job a service has just started, to poll."""
     job.refresh_from_db()  # an in-process run has finished already
     return Response(job_payload(request, job), status=status.HTTP_202_ACCEPTED)
 

@@ -20,7 +20,6 @@ from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
-    JsonResponse,
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
@@ -34,7 +33,7 @@ from core.access import staff_page
 from core.audit import Actor
 from core.errors import ServiceError
 from core.jobs.execution import job_files_dir
-from core.jobs.queue import start_job
+from core.jobs.pages import job_status, start_job_from_page
 from core.models import Job
 from core.tabular import ImportRejected
 from diversity.census import plots, presentation, selectors
@@ -96,21 +95,6 @@ def _failed_job(census: Census) -> Job | None:
     finished = _jobs(census).filter(state__in=[Job.State.SUCCEEDED, Job.State.FAILED])
     newest = finished.order_by("-created_at").first()
     return newest if newest is not None and newest.state == Job.State.FAILED else None
-
-
-def _job_status(job: Job) -> dict:
-    return {
-        "id": str(job.pk),
-        "state": job.state,
-        "progress": job.progress,
-        "total": job.total,
-        "message": job.message,
-        "status_url": reverse("api-job", args=[job.pk]),
-    }
-
-
-def _wants_json(request: HttpRequest) -> bool:
-    return "application/json" in request.headers.get("Accept", "")
 
 
 def _report_or_404(census: Census) -> tuple[Job, dict]:
@@ -244,7 +228,7 @@ def census_page(request: HttpRequest, name: str) -> HttpResponse:
         "job": job,
         "report": report,
         "active_job": active,
-        "active_status": _job_status(active) if active else None,
+        "active_status": job_status(active) if active else None,
         "failed_job": _failed_job(census),
         "form": RunCensusForm(
             initial={
@@ -280,34 +264,15 @@ def census_page(request: HttpRequest, name: str) -> HttpResponse:
 def run_census(request: HttpRequest, name: str) -> HttpResponse:
     """Start an analysis job; JSON (for the page's script) or a redirect to the census."""
     census = get_object_or_404(Census, name=name)
-    form = RunCensusForm(request.POST)
-    try:
-        if not form.is_valid():
-            problems = "; ".join(
-                f"{form[field].label}: {' '.join(errors)}" for field, errors in form.errors.items()
-            )
-            raise ServiceError(problems)
-        params = analysis_params(
-            form.cleaned_data["bootstrap"],
-            form.cleaned_data["seed"],
-            form.cleaned_data["human_batch"] or None,
-        )
-        job = start_job(JOB_KIND, census, params, request.user)
-    except ServiceError as error:
-        if _wants_json(request):
-            return JsonResponse({"error": str(error)}, status=400)
-        messages.error(request, f"Analysis not started — {error}")
-        return redirect("manage-census", name=census.name)
-    job.refresh_from_db()
-    if _wants_json(request):
-        return JsonResponse(_job_status(job), status=202)
-    if job.state == Job.State.SUCCEEDED:
-        messages.success(request, f"Census {census.name} analysed.")
-    elif job.state == Job.State.FAILED:
-        messages.error(request, f"Analysis failed: {job.message}")
-    else:
-        messages.success(request, "Analysis started; this page follows its progress.")
-    return redirect("manage-census", name=census.name)
+    return start_job_from_page(
+        request,
+        JOB_KIND,
+        census,
+        RunCensusForm(request.POST),
+        lambda data: analysis_params(data["bootstrap"], data["seed"], data["human_batch"] or None),
+        back_to=reverse("manage-census", args=[census.name]),
+        finished=f"Census {census.name} analysed.",
+    )
 
 
 # --------------------------------------------------------------------------- downloads

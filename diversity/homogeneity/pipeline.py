@@ -12,7 +12,7 @@ combined, so the bootstrap draws the same queries whatever order the pools came 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
@@ -410,10 +410,13 @@ def analyse_corpus(
     pools: Iterable[QueryPool],
     model_names: Sequence[str],
     settings: AnalysisSettings | None = None,
+    on_query: Callable[[QueryPool, QueryMeasures], None] | None = None,
 ) -> CorpusAnalysis:
     """Measure every pool and summarise the corpus as a whole and per category.
 
-    Queries without a category count in the corpus summary only.
+    Queries without a category count in the corpus summary only. ``on_query(pool,
+    measures)``, if given, is called once per pool as soon as it is measured (for per-query
+    tables and progress; the pool may be dropped afterwards, so pools can be streamed).
     """
     settings = settings or AnalysisSettings()
     measures: list[QueryMeasures] = []
@@ -423,7 +426,10 @@ def analyse_corpus(
             if pool.query_id in seen:
                 raise ValueError(f"query {pool.query_id!r} appears twice")
             seen.add(pool.query_id)
-            measures.append(measure_query(pool, settings.max_n, len(model_names)))
+            measured = measure_query(pool, settings.max_n, len(model_names))
+            measures.append(measured)
+            if on_query is not None:
+                on_query(pool, measured)
         by_category: dict[str, list[QueryMeasures]] = {}
         for m in measures:
             if m.category is not None:

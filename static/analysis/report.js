@@ -1,6 +1,11 @@
 // The analysis report page: start an analysis and follow its job without reloading (then
 // reload once when it succeeded), switch the subsets of the headline table, and sort the
 // item and annotator tables by a click on a column heading. No libraries.
+//
+// A page may also follow a job it did not start here (an import): its #job-progress card
+// then carries data-status-url, and with data-show-outcome the page is opened again with
+// ?job=<id> once the job has ended, succeeded or failed, to show how it ended;
+// data-progress="share" describes the progress as a percentage.
 (function () {
   "use strict";
 
@@ -15,6 +20,20 @@
   const text = document.getElementById("job-text");
   const stateLabel = document.getElementById("job-state");
   let reloading = false;
+  // how the job followed now is described and ended: set by the card, reset by a run form
+  let showOutcome = Boolean(card && card.hasAttribute("data-show-outcome"));
+  let asShare = Boolean(card && card.dataset.progress === "share");
+
+  // Reload once; ?job= names the job whose outcome the page shows (kept for that job only).
+  function reload(job) {
+    if (reloading) return;
+    reloading = true;
+    const url = new URL(window.location.href);
+    if (showOutcome) url.searchParams.set("job", job.id);
+    else url.searchParams.delete("job");
+    if (url.href === window.location.href) window.location.reload();
+    else window.location.replace(url.href);
+  }
 
   function show(element, visible) {
     if (element) element.classList.toggle("hidden", !visible);
@@ -52,19 +71,21 @@
     const states = { pending: "Waiting", running: "Running", succeeded: "Done", failed: "Failed" };
     stateLabel.textContent = states[job.state] || job.state;
     if (job.state === "pending") text.textContent = "Waiting for a worker to pick up the job…";
+    else if (job.state === "running" && asShare)
+      text.textContent = total
+        ? Math.floor(share * 100) + " % done" + (job.message ? " (" + job.message + ")" : "")
+        : "Started…";
     else if (job.state === "running")
       text.textContent = total
         ? "Step " + job.progress + " of " + total + " (one per score source, plus loading and agreement)"
         : "Started…";
-    else if (job.state === "succeeded") text.textContent = "Done: loading the report…";
+    else if (job.state === "succeeded")
+      text.textContent = showOutcome ? "Done: loading the result…" : "Done: loading the report…";
   }
 
   function finished(job) {
-    if (job.state === "succeeded") {
-      if (!reloading) {
-        reloading = true;
-        window.location.reload();
-      }
+    if (job.state === "succeeded" || (job.state === "failed" && showOutcome)) {
+      reload(job);
       return true;
     }
     if (job.state === "failed") {
@@ -121,6 +142,8 @@
         return;
       }
       setRunFormsVisible(false);
+      showOutcome = false;
+      asShare = false;
       show(card, true);
       render(job);
       if (!finished(job)) follow(job.status_url);

@@ -1,5 +1,6 @@
 """No page breaks the Content-Security-Policy: a crawl of the worker flow, the staff
-pages (with the census and Genie pages, their charts and a running job's progress bar),
+pages (with the census, Genie and response-pool pages, their charts and a running job's
+progress bar),
 the API docs and Django's admin in Chromium, collecting every console message about the
 policy (README "Deployment", browser hardening).
 
@@ -105,9 +106,41 @@ def analysed_census_and_genie_set() -> list[str]:
     ]
 
 
+def analysed_corpus() -> list[str]:
+    """A response pool with its report (charts, tables, drill-down), and a running import
+    (the list page follows it) and embeddings job (the corpus page follows it); the
+    pages' paths."""
+    from diversity.corpora.services.analyses import analyse_now, analysis_params
+    from tests.corpora.analysis_corpora import make_corpus
+
+    corpus = make_corpus("pool")
+    assert analyse_now(corpus, analysis_params(bootstrap=50)).state == Job.State.SUCCEEDED
+    importing = Job.objects.create(
+        kind="corpus_import",
+        params={"filename": "more.jsonl", "name": "more"},
+        state=Job.State.RUNNING,
+        started_at=now(),
+    )
+    embedding = make_corpus("embedding", embeddings=False)
+    Job.objects.create(
+        kind="corpus_embeddings",
+        subject=embedding,
+        params={"filename": "e.npy"},
+        state=Job.State.RUNNING,
+        started_at=now(),
+    )
+    return [  # the list carries the upload form, the corpus page the embeddings panel
+        "/manage/corpora/",
+        f"/manage/corpora/?job={importing.pk}",
+        "/manage/corpora/pool/",
+        "/manage/corpora/embedding/",
+        "/manage/corpora/pool/query/apart",
+    ]
+
+
 def test_no_page_violates_the_content_security_policy(page: Page, live_server):
     batch = make_batch(n_items=2, per_item=1, completion_url="https://example.org/done")
-    diversity_pages = analysed_census_and_genie_set()
+    diversity_pages = analysed_census_and_genie_set() + analysed_corpus()
     get_user_model().objects.create_superuser("csp", "csp@example.org", PASSWORD)
     watch = PolicyWatch(page)
     base = live_server.url

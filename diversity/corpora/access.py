@@ -1,0 +1,45 @@
+"""Who may use the corpus pages, API and jobs: researchers (and so admins); making a batch
+from a corpus also needs the right to create batches (admins)."""
+
+from annotation.access import can_manage_batches
+from core.access import permission_class
+from core.roles import RESEARCHER_GROUP, grant, has_permission
+
+RESEARCHER_PERMISSIONS = [
+    "corpora.view_corpus",
+    "corpora.add_corpus",
+    "corpora.change_corpus",
+    "corpora.analyse_corpus",
+]
+
+
+def grant_permissions() -> None:
+    grant(RESEARCHER_GROUP, *RESEARCHER_PERMISSIONS)
+
+
+def can_view_corpora(user) -> bool:
+    return has_permission(user, "corpora.view_corpus")
+
+
+def can_import_corpora(user) -> bool:
+    return has_permission(user, "corpora.add_corpus")
+
+
+def can_change_corpora(user) -> bool:
+    """Import or compute a corpus's embeddings."""
+    return has_permission(user, "corpora.change_corpus")
+
+
+def can_analyse_corpora(user) -> bool:
+    return has_permission(user, "corpora.analyse_corpus")
+
+
+def can_make_batches(user) -> bool:
+    """Make a batch from a corpus selection: read the corpus and create batches."""
+    return can_view_corpora(user) and can_manage_batches(user)
+
+
+CanImportCorpora = permission_class(can_import_corpora, read_check=can_view_corpora)
+CanChangeCorpora = permission_class(can_change_corpora, read_check=can_view_corpora)
+CanAnalyseCorpora = permission_class(can_analyse_corpora, read_check=can_view_corpora)
+CanMakeBatches = permission_class(can_make_batches, read_check=can_view_corpora)

@@ -1,0 +1,24 @@
+from django.apps import AppConfig
+
+
+class CorporaConfig(AppConfig):
+    """Response pools in the product: imported corpora, their embeddings, the homogeneity
+    analyses (``diversity.homogeneity``), their pages, and batches made from them."""
+
+    name = "diversity.corpora"
+    label = "corpora"
+    verbose_name = "Response pools"
+    default_auto_field = "django.db.models.BigAutoField"
+    # checked by core's system check: each needs a registered runner
+    job_kinds = ("corpus_import", "corpus_embeddings", "corpus_analysis")
+
+    def ready(self) -> None:
+        from diversity.corpora import access, pages
+        from diversity.corpora.services import (  # noqa: F401  (register the job kinds)
+            analyses,
+            embeddings,
+            imports,
+        )
+
+        access.grant_permissions()
+        pages.register_extensions()

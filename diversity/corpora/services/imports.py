@@ -1,0 +1,612 @@
+"""Importing a corpus of responses (FORMATS.md, "Response pools"), streamed, all or nothing.
+
+The file (JSONL or CSV) is read one line at a time and never held in memory: each row is
+checked as it arrives and, while no problem has been found, written in chunks of
+``WRITE_CHUNK_ROWS`` rows or ``WRITE_CHUNK_CHARS`` characters of response text, whichever
+comes first (PostgreSQL: ``COPY ... FROM STDIN``; other databases: multi-row inserts),
+inside the one transaction that also creates the corpus. What a check across rows needs
+is kept compactly: each query's first occurrence (its text, category and line), the models,
+and per response a 64-bit hash of its id, its query, model and sample numbers and its line
+(about 50 bytes a response). After the last line the repeats are found by sorting
+those arrays (a response id whose hash repeats is confirmed by reading those lines again, so
+a hash collision is never reported); any problem at all rolls the whole transaction back, so
+a refused file leaves nothing behind, and every problem is listed as ``FILE:LINE: field:
+message`` (the first 50, then "... and K more problems").
+
+``run_import_job`` is the ``corpus_import`` job: an upload saved to the jobs folder, imported
+in the background.
+"""
+
+import os
+import re
+import shutil
+import uuid
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+import numpy as np
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+
+from core import audit
+from core.audit import Actor
+from core.errors import Conflict, InvalidInput
+from core.jobs.execution import JobProgress, job_files_dir
+from core.jobs.kinds import register_job_kind
+from core.jobs.queue import start_job
+from core.models import Job
+from core.tabular import (
+    ImportRejected,
+    Problems,
+    RowInserter,
+    csv_rows,
+    fingerprint,
+    format_of,
+    json_type,
+    jsonl_rows,
+    open_source,
+    required_value,
+)
+from core.text import describe_control_character, first_control_character
+from diversity.corpora.access import can_import_corpora
+from diversity.corpora.models import Corpus, CorpusModel, CorpusQuery, CorpusResponse
+
+__all__ = [
+    "JOB_KIND",
+    "NAME_PATTERN",
+    "OPTIONAL_COLUMNS",
+    "REQUIRED_COLUMNS",
+    "check_name",
+    "import_corpus",
+    "save_upload",
+    "start_import",
+]
+
+JOB_KIND = "corpus_import"
+NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
+RESERVED_NAMES = frozenset({"import-jobs"})  # /api/v1/corpora/import-jobs
+REQUIRED_COLUMNS = ("query_id", "query", "model", "sample", "response_id", "response")
+OPTIONAL_COLUMNS = ("category", "subcategory")
+MAX_ID_CHARS = 200
+MAX_TITLE_CHARS = 300
+MAX_SAMPLE = 2_147_483_647
+WRITE_CHUNK_ROWS = 10_000
+WRITE_CHUNK_CHARS = 8_000_000  # long responses: fewer rows a chunk, memory stays bounded
+
+Progress = Callable[..., None]
+
+
+def check_name(name: str) -> str:
+    name = (name or "").strip() if isinstance(name, str) else ""
+    if not NAME_PATTERN.match(name):
+        raise InvalidInput(
+            "name", f"{name!r} must be lower-case letters, digits and hyphens (at most 100)"
+        )
+    if name in RESERVED_NAMES:
+        raise InvalidInput("name", f"{name!r} is a word of the API's paths; choose another")
+    return name
+
+
+def check_title(title) -> str:
+    if title is None:
+        return ""
+    if not isinstance(title, str):
+        raise InvalidInput("title", "must be text")
+    title = title.strip()
+    if len(title) > MAX_TITLE_CHARS:
+        raise InvalidInput("title", f"is longer than {MAX_TITLE_CHARS} characters")
+    index = first_control_character(title)
+    if index is not None:
+        raise InvalidInput("title", describe_control_character(title, index) + "; remove it")
+    return title
+
+
+# --------------------------------------------------------------------------- rows
+
+
+@dataclass(slots=True)
+class _QueryEntry:
+    query_id: str
+    text: str
+    category: str
+    subcategory: str
+    line: int
+    position: int
+    pk: int | None = None
+    n_responses: int = 0
+
+
+@dataclass(slots=True)
+class _ModelEntry:
+    name: str
+    position: int
+    pk: int | None = None
+
+
+def _unstorable(text: str) -> str | None:
+    """Why the database cannot store this text (NUL, unpaired surrogate), or None."""
+    if "\x00" in text:
+        return "contains a NUL character"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return "contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode"
+    return None
+
+
+class _ResponseWriter:
+    """Writes response rows: ``COPY`` on PostgreSQL, multi-row inserts elsewhere."""
+
+    COLUMNS = ["corpus", "query", "model", "sample", "response_id", "text", "row_index"]
+
+    def __init__(self) -> None:
+        meta = CorpusResponse._meta
+        self.copy = connection.vendor == "postgresql"
+        if self.copy:
+            quote = connection.ops.quote_name
+            columns = ", ".join(quote(meta.get_field(name).column) for name in self.COLUMNS)
+            self.sql = f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN"
+        else:
+            self.inserter = RowInserter(CorpusResponse, self.COLUMNS)
+
+    def write(self, rows: list[list]) -> None:
+        if not self.copy:
+            self.inserter.insert(rows)
+            return
+        with connection.cursor() as cursor:
+            with cursor.cursor.copy(self.sql) as copy:  # the psycopg cursor under Django's
+                for row in rows:
+                    copy.write_row(row)
+
+
+class _Loader:
+    """Checks each row as it arrives and writes the rows while the file is clean."""
+
+    def __init__(self, corpus: Corpus, problems: Problems, *, csv_header: bool):
+        self.corpus = corpus
+        self.problems = problems
+        self.csv_header = csv_header
+        self.text_max = settings.TEXT_MAX_CHARS
+        self.queries: dict[str, _QueryEntry] = {}
+        self.query_list: list[_QueryEntry] = []
+        self.models: dict[str, _ModelEntry] = {}
+        self.rows = 0  # responses accepted so far (the next row_index)
+        self.records = 0
+        self.pending: list[tuple] = []
+        self.pending_chars = 0
+        self.new_queries: list[_QueryEntry] = []
+        self.new_models: list[_ModelEntry] = []
+        self.writer = _ResponseWriter()
+        # what the checks across rows need, per response with an id / a (query, model, sample)
+        self.id_hashes = array("q")
+        self.id_lines = array("q")
+        self.key_query = array("q")
+        self.key_model = array("q")
+        self.key_sample = array("q")
+        self.key_lines = array("q")
+
+    # -- one row
+
+    def add(self, line: int, row: dict | None) -> None:
+        self.records += 1
+        if row is None:
+            return  # its problem is already collected
+        before = self.problems.count
+        query_id = self._identifier(line, row, "query_id")
+        query_text = self._text(line, row, "query")
+        category = self._short(line, row, "category")
+        subcategory = self._short(line, row, "subcategory")
+        model_name = self._identifier(line, row, "model")
+        sample = self._sample(line, row)
+        response_id = self._identifier(line, row, "response_id")
+        response_text = self._text(line, row, "response")
+        if subcategory and category == "":
+            self.problems.add(line, "subcategory", "a sub-category needs its category")
+
+        query = None
+        if query_id is not None and query_text is not None:
+            query = self._query(line, query_id, query_text, category, subcategory)
+        model = self._model(model_name) if model_name is not None else None
+        if response_id is not None:
+            self.id_hashes.append(hash(response_id))
+            self.id_lines.append(line)
+        if query is not None and model is not None and sample is not None:
+            self.key_query.append(query.position)
+            self.key_model.append(model.position)
+            self.key_sample.append(sample)
+            self.key_lines.append(line)
+
+        if self.problems.count == 0:
+            query.n_responses += 1
+            self.pending.append((query, model, sample, response_id, response_text, self.rows))
+            self.pending_chars += len(response_text)
+            self.rows += 1
+            if len(self.pending) >= WRITE_CHUNK_ROWS or self.pending_chars >= WRITE_CHUNK_CHARS:
+                self.flush()
+        elif before == 0 and self.problems.count:
+            self.pending = []  # the file is refused: write nothing more
+
+    def _query(self, line, query_id, text, category, subcategory) -> _QueryEntry | None:
+        entry = self.queries.get(query_id)
+        if entry is None:
+            entry = _QueryEntry(
+                query_id, text, category or "", subcategory or "", line, len(self.query_list)
+            )
+            self.queries[query_id] = entry
+            self.query_list.append(entry)
+            self.new_queries.append(entry)
+            return entry
+        if entry.text != text:
+            self.problems.add(
+                line, "query", f"query {query_id!r} has a different text on line {entry.line}"
+            )
+        for field, value, first in (
+            ("category", category, entry.category),
+            ("subcategory", subcategory, entry.subcategory),
+        ):
+            if value is not None and value != first:
+                self.problems.add(
+                    line,
+                    field,
+                    f"query {query_id!r} has {field} {first!r} on line {entry.line}, not {value!r}",
+                )
+        return entry
+
+    def _model(self, name: str) -> _ModelEntry:
+        entry = self.models.get(name)
+        if entry is None:
+            entry = _ModelEntry(name, len(self.models))
+            self.models[name] = entry
+            self.new_models.append(entry)
+        return entry
+
+    # -- single values
+
+    def _present(self, line: int, row: dict, key: str) -> Any:
+        return required_value(self.problems, line, row, key, csv_header=self.csv_header)
+
+    def _identifier(self, line: int, row: dict, key: str) -> str | None:
+        value = self._present(line, row, key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
+            return None
+        value = str(value).strip()
+        if len(value) > MAX_ID_CHARS:
+            self.problems.add(line, key, f"is longer than {MAX_ID_CHARS} characters")
+            return None
+        index = first_control_character(value)
+        if index is not None:
+            self.problems.add(line, key, describe_control_character(value, index))
+            return None
+        problem = _unstorable(value)
+        if problem:
+            self.problems.add(line, key, problem)
+            return None
+        return value
+
+    def _short(self, line: int, row: dict, key: str) -> str | None:
+        """An optional label (category, sub-category): '' when absent; None when bad."""
+        value = row.get(key)
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
+            return None
+        value = value.strip()
+        if len(value) > MAX_ID_CHARS:
+            self.problems.add(line, key, f"is longer than {MAX_ID_CHARS} characters")
+            return None
+        index = first_control_character(value)
+        if index is not None:
+            self.problems.add(line, key, describe_control_character(value, index))
+            return None
+        problem = _unstorable(value)
+        if problem:
+            self.problems.add(line, key, problem)
+            return None
+        return value
+
+    def _text(self, line: int, row: dict, key: str) -> str | None:
+        value = self._present(line, row, key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
+            return None
+        if len(value) > self.text_max:
+            self.problems.add(
+                line,
+                key,
+                f"the text is {len(value):,} characters; at most TEXT_MAX_CHARS "
+                f"({self.text_max:,}) are accepted",
+            )
+            return None
+        problem = _unstorable(value)
+        if problem:
+            self.problems.add(line, key, problem)
+            return None
+        return value
+
+    def _sample(self, line: int, row: dict) -> int | None:
+        value = self._present(line, row, "sample")
+        if value is None:
+            return None
+        number = None
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        elif isinstance(value, str) and re.fullmatch(r"\s*\d+\s*", value):
+            number = int(value)
+        if number is None or not 0 <= number <= MAX_SAMPLE:
+            self.problems.add(
+                line, "sample", f"must be a whole number from 0 to {MAX_SAMPLE:,}, not {value!r}"
+            )
+            return None
+        return number
+
+    # -- writing
+
+    def flush(self) -> None:
+        self.pending_chars = 0
+        if self.problems.count or not self.pending:
+            self.pending = []
+            return
+        if self.new_queries:
+            created = CorpusQuery.objects.bulk_create(
+                [
+                    CorpusQuery(
+                        corpus=self.corpus,
+                        query_id=entry.query_id,
+                        text=entry.text,
+                        category=entry.category,
+                        subcategory=entry.subcategory,
+                        position=entry.position,
+                    )
+                    for entry in self.new_queries
+                ],
+                batch_size=1000,
+            )
+            for entry, made in zip(self.new_queries, created, strict=True):
+                entry.pk = made.pk
+            self.new_queries = []
+        if self.new_models:
+            created = CorpusModel.objects.bulk_create(
+                [CorpusModel(corpus=self.corpus, name=entry.name) for entry in self.new_models]
+            )
+            for entry, made in zip(self.new_models, created, strict=True):
+                entry.pk = made.pk
+            self.new_models = []
+        corpus_pk = self.corpus.pk
+        self.writer.write(
+            [
+                [corpus_pk, query.pk, model.pk, sample, response_id, text, row_index]
+                for query, model, sample, response_id, text, row_index in self.pending
+            ]
+        )
+        self.pending = []
+
+    # -- across rows
+
+    def check_repeats(self, reread: Callable[[set[int]], dict[int, str]]) -> None:
+        """Repeated response ids and repeated (query, model, sample), at their later line."""
+        hashes = np.frombuffer(self.id_hashes, dtype=np.int64)
+        lines = np.frombuffer(self.id_lines, dtype=np.int64)
+        order = np.argsort(hashes, kind="stable")
+        same = hashes[order][1:] == hashes[order][:-1]
+        if same.any():
+            suspects = set(lines[order][1:][same].tolist()) | set(lines[order][:-1][same].tolist())
+            ids = reread(suspects)
+            first_line: dict[str, int] = {}
+            for line in sorted(ids):
+                response_id = ids[line]
+                if response_id in first_line:
+                    self.problems.add(
+                        line,
+                        "response_id",
+                        f"{response_id!r} already appears on line {first_line[response_id]}",
+                    )
+                else:
+                    first_line[response_id] = line
+        queries = np.frombuffer(self.key_query, dtype=np.int64)
+        models = np.frombuffer(self.key_model, dtype=np.int64)
+        samples = np.frombuffer(self.key_sample, dtype=np.int64)
+        key_lines = np.frombuffer(self.key_lines, dtype=np.int64)
+        order = np.lexsort((key_lines, samples, models, queries))
+        q, m, s, at = queries[order], models[order], samples[order], key_lines[order]
+        repeated = np.flatnonzero((q[1:] == q[:-1]) & (m[1:] == m[:-1]) & (s[1:] == s[:-1])) + 1
+        if repeated.size:
+            model_names = list(self.models)
+            for index in repeated.tolist():
+                first = index - 1
+                while first > 0 and (q[first - 1], m[first - 1], s[first - 1]) == (
+                    q[index],
+                    m[index],
+                    s[index],
+                ):
+                    first -= 1
+                query = self.query_list[int(q[index])]
+                self.problems.add(
+                    int(at[index]),
+                    "sample",
+                    f"model {model_names[int(m[index])]!r} already has sample {int(s[index])} "
+                    f"of query {query.query_id!r} on line {int(at[first])}",
+                )
+
+    def finish(self) -> None:
+        """Counts per query, once every response is written."""
+        self.flush()
+        pairs = [(entry.n_responses, entry.pk) for entry in self.query_list]
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                table = connection.ops.quote_name(CorpusQuery._meta.db_table)
+                cursor.execute(
+                    f"UPDATE {table} AS q SET n_responses = v.n "
+                    "FROM unnest(%s::bigint[], %s::integer[]) AS v(id, n) WHERE q.id = v.id",
+                    [[pk for _, pk in pairs], [n for n, _ in pairs]],
+                )
+            else:
+                table = connection.ops.quote_name(CorpusQuery._meta.db_table)
+                cursor.executemany(f"UPDATE {table} SET n_responses = %s WHERE id = %s", pairs)
+
+
+def _reread_ids(handle: IO, fmt: str, start: int) -> Callable[[set[int]], dict[int, str]]:
+    """Read the file again for the response ids on the given lines (to confirm repeats)."""
+
+    def reread(lines: set[int]) -> dict[int, str]:
+        handle.seek(start)
+        sink = Problems("reread")
+        rows = (
+            jsonl_rows(handle, sink) if fmt == "jsonl" else csv_rows(handle, sink, REQUIRED_COLUMNS)
+        )
+        found = {}
+        for line, row in rows:
+            if line in lines and row is not None:
+                found[line] = str(row.get("response_id")).strip()
+        return found
+
+    return reread
+
+
+# --------------------------------------------------------------------------- the import
+
+
+def import_corpus(
+    name: str,
+    source: str | os.PathLike | IO,
+    *,
+    filename: str | None = None,
+    title: str = "",
+    actor: Actor | None = None,
+    progress: Progress | None = None,
+) -> Corpus:
+    """Create corpus ``name`` from a responses file (a path, or a binary file object whose
+    ``filename`` gives the format: ``.jsonl`` or ``.csv``). All or nothing: any problem
+    raises ``ImportRejected`` with every ``FILE:LINE: field: message`` and stores nothing.
+    ``progress(bytes_read, total_bytes, message)`` is called after each written chunk."""
+    name = check_name(name)
+    title = check_title(title)
+    if Corpus.objects.filter(name=name).exists():
+        raise Conflict(f"name: a corpus {name!r} already exists")
+    with open_source(source, filename) as (handle, shown, fmt):
+        start = handle.tell()
+        print_ = fingerprint(handle)
+        problems = Problems(shown)
+        try:
+            with transaction.atomic():
+                corpus = Corpus.objects.create(
+                    name=name,
+                    title=title,
+                    file_name=os.path.basename(shown)[:255],
+                    file_bytes=print_.bytes,
+                    file_sha256=print_.sha256,
+                    created_by=actor.user if actor else None,
+                )
+                loader = _Loader(corpus, problems, csv_header=fmt == "csv")
+                rows = (
+                    jsonl_rows(handle, problems)
+                    if fmt == "jsonl"
+                    else csv_rows(handle, problems, REQUIRED_COLUMNS)
+                )
+                for line, row in rows:
+                    loader.add(line, row)
+                    if progress is not None and loader.records % WRITE_CHUNK_ROWS == 0:
+                        progress(handle.tell() - start, print_.bytes, "reading and writing")
+                loader.check_repeats(_reread_ids(handle, fmt, start))
+                if problems.count == 0 and loader.rows == 0:
+                    problems.add(1, "file", "holds no response at all")
+                if problems.count:
+                    raise ImportRejected(problems.lines())
+                loader.finish()
+                Corpus.objects.filter(pk=corpus.pk).update(
+                    n_queries=len(loader.query_list),
+                    n_models=len(loader.models),
+                    n_responses=loader.rows,
+                )
+                corpus.refresh_from_db()
+                _refresh_planner_statistics()
+                audit.record(
+                    "corpus.import",
+                    subject=corpus,
+                    actor=actor,
+                    changes={
+                        "file": corpus.file_name,
+                        "bytes": print_.bytes,
+                        "sha256": print_.sha256,
+                        "n_queries": corpus.n_queries,
+                        "n_models": corpus.n_models,
+                        "n_responses": corpus.n_responses,
+                    },
+                )
+        except IntegrityError as error:
+            if Corpus.objects.filter(name=name).exists():
+                raise Conflict(f"name: a corpus {name!r} already exists") from error
+            raise ImportRejected.concurrent_write(shown, error) from error
+    return corpus
+
+
+def _refresh_planner_statistics() -> None:
+    """Fresh statistics for PostgreSQL's planner after a bulk load (the tables looked empty)."""
+    if connection.vendor != "postgresql":
+        return
+    tables = ", ".join(
+        connection.ops.quote_name(model._meta.db_table)
+        for model in (CorpusQuery, CorpusModel, CorpusResponse)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {tables}")
+
+
+# --------------------------------------------------------------------------- the job
+
+
+def save_upload(upload, filename: str) -> str:
+    """Store an uploaded responses file for an import job; its name in the jobs folder."""
+    fmt = format_of(filename)  # refuse an unsupported type before storing anything
+    stored = f"upload-{uuid.uuid4().hex}.{fmt}"
+    with open(job_files_dir() / stored, "wb") as target:
+        shutil.copyfileobj(upload, target, length=1024 * 1024)
+    return stored
+
+
+def start_import(name: str, upload, *, title: str = "", user=None) -> Job:
+    """Check the name and title, store the uploaded responses file and start the
+    ``corpus_import`` job that imports it (the list page and the API alike). A bad name or
+    title, a taken name, a missing file or an unsupported type is refused here, at once;
+    a problem inside the file makes the job fail with its ``result.problems``."""
+    name = check_name(name)
+    title = check_title(title)
+    if Corpus.objects.filter(name=name).exists():
+        raise Conflict(f"name: a corpus {name!r} already exists")
+    if upload is None:
+        raise InvalidInput("file", "no file was attached; choose a .jsonl or .csv file")
+    stored = save_upload(upload, upload.name)
+    params = {"stored_file": stored, "filename": upload.name, "name": name, "title": title}
+    return start_job(JOB_KIND, None, params, user)
+
+
+@register_job_kind(JOB_KIND, can_view=can_import_corpora)
+def run_import_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
+    params = job.params or {}
+    stored = job_files_dir() / params["stored_file"]
+    try:
+        corpus = import_corpus(
+            params["name"],
+            stored,
+            filename=params["filename"],
+            title=params.get("title", ""),
+            actor=Actor.of(job.created_by),
+            progress=progress,
+        )
+    finally:
+        if stored.exists():
+            os.remove(stored)
+    return {
+        "corpus": corpus.name,
+        "n_queries": corpus.n_queries,
+        "n_models": corpus.n_models,
+        "n_responses": corpus.n_responses,
+    }, ""

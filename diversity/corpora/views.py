@@ -1,0 +1,684 @@
+"""The corpus pages of the staff site, under ``/manage/corpora/`` (ANALYSIS.md, "Response
+pools").
+
+* the list (``/manage/corpora/``): every corpus with its size, embeddings and newest
+  analysis, and the form that imports a response pool (a ``corpus_import`` job: the page
+  is sent to ``?job=<id>``, follows its progress, then links to the new corpus or lists
+  the file's problems);
+* a corpus (``/manage/corpora/<name>/``): the newest finished report — the intra-model
+  histogram, the model × model heat map, the top-N curve with its band, the model,
+  category and human-judgment tables (small groups marked), the per-query table linking
+  to each query's drill-down — with CSV/JSON/figure downloads, the form that runs the
+  analysis (a job whose progress the page follows), the embeddings panel (import a file,
+  or compute them with the local model when it is installed: a job followed the same way
+  as the pool import) and the form that makes a batch from a selection;
+* a query (``/manage/corpora/<name>/query/<query id>``): its responses on their first two
+  principal axes, coloured by model, each point a link to its text in the table below.
+
+Views stay thin: ``services`` analyse and select, ``selectors`` read, ``presentation`` and
+``plots`` shape the report for the page.
+"""
+
+import csv
+import io
+import zipfile
+from collections.abc import Callable
+
+import numpy as np
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.core.cache import cache
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import content_disposition_header
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_POST
+
+from analysis.plots import FILE_FORMATS, source_slots
+from analysis.presentation import csv_stream
+from annotation.models import Batch
+from core.access import staff_page
+from core.audit import Actor
+from core.errors import ServiceError
+from core.jobs.execution import job_files_dir
+from core.jobs.pages import form_problems, job_status, start_job_from_page
+from core.models import Job
+from core.tabular import ImportRejected
+from diversity.corpora import plots, presentation, selectors
+from diversity.corpora.access import (
+    can_analyse_corpora,
+    can_change_corpora,
+    can_import_corpora,
+    can_make_batches,
+    can_view_corpora,
+)
+from diversity.corpora.models import Corpus, CorpusQuery, CorpusResponse, SelectionRule
+from diversity.corpora.services import embeddings, imports
+from diversity.corpora.services.analyses import (
+    DEFAULT_DRAWS,
+    DEFAULT_SEED,
+    HUMAN_BATCH_KIND,
+    JOB_KIND,
+    MAX_DRAWS,
+    analysis_params,
+    job_file,
+    latest_analysis,
+    typicality_of,
+)
+from diversity.corpora.services.batches import MAX_PER_QUERY, make_batch
+from diversity.corpora.storage import DTYPES
+
+CHART_CACHE_SECONDS = 24 * 3600
+QUERY_ROWS_SHOWN = 200
+FIGURE_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf"}
+FIGURE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+# --------------------------------------------------------------------------- forms
+
+
+class RunCorpusForm(forms.Form):
+    bootstrap = forms.IntegerField(
+        label="Bootstrap draws",
+        min_value=1,
+        max_value=MAX_DRAWS,
+        initial=DEFAULT_DRAWS,
+        help_text="Queries resampled for the top-N band and the Spearman intervals.",
+    )
+    seed = forms.IntegerField(label="Seed", min_value=0, initial=DEFAULT_SEED)
+    lexical = forms.BooleanField(
+        label="Lexical basis",
+        required=False,
+        help_text="Compare TF-IDF vectors of the texts instead of the embeddings.",
+    )
+    human_batch = forms.ChoiceField(
+        label="Human batch",
+        required=False,
+        help_text=f"An {HUMAN_BATCH_KIND} batch whose ratings to link (batches made from "
+        "this corpus are always linked).",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        slugs = Batch.objects.filter(kind=HUMAN_BATCH_KIND).order_by("slug")
+        self.fields["human_batch"].choices = [("", "none")] + [
+            (slug, slug) for slug in slugs.values_list("slug", flat=True)
+        ]
+
+
+class SelectionForm(forms.Form):
+    slug = forms.SlugField(label="New batch", help_text="Lower-case letters, digits, hyphens.")
+    title = forms.CharField(label="Title", required=False, max_length=300)
+    rule = forms.ChoiceField(label="Rule", choices=SelectionRule.choices)
+    per_query = forms.IntegerField(
+        label="k or r",
+        min_value=1,
+        max_value=MAX_PER_QUERY,
+        initial=2,
+        help_text="typicality: k most and k least typical per query; random: r per model and "
+        "query.",
+    )
+    seed = forms.IntegerField(
+        label="Seed", min_value=0, initial=0, required=False, help_text="For the random rule."
+    )
+    categories = forms.MultipleChoiceField(
+        label="Categories", required=False, help_text="None chosen: every query."
+    )
+    annotations_per_item = forms.IntegerField(
+        label="Ratings per item", min_value=1, required=False, help_text="Default: 25."
+    )
+
+    def __init__(self, corpus: Corpus, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        categories = (
+            CorpusQuery.objects.filter(corpus=corpus)
+            .exclude(category="")
+            .values_list("category", flat=True)
+            .distinct()
+            .order_by("category")
+        )
+        self.fields["categories"].choices = [(c, c) for c in categories]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+RUNNING_STATES = (Job.State.PENDING, Job.State.RUNNING)
+
+
+def _jobs(corpus: Corpus, kind: str = JOB_KIND):
+    return corpus.jobs.filter(kind=kind)
+
+
+def _active_job(corpus: Corpus, kind: str = JOB_KIND) -> Job | None:
+    running = _jobs(corpus, kind).filter(state__in=RUNNING_STATES)
+    return running.order_by("-created_at").first()
+
+
+def _failed_job(corpus: Corpus) -> Job | None:
+    finished = _jobs(corpus).filter(state__in=[Job.State.SUCCEEDED, Job.State.FAILED])
+    newest = finished.order_by("-created_at").first()
+    return newest if newest is not None and newest.state == Job.State.FAILED else None
+
+
+def _job_problems(job: Job) -> list[str]:
+    """A failed job's problems (every ``FILE:LINE: field: message`` of a refused file)."""
+    return (job.result or {}).get("problems") or [job.message or "the job failed (no reason)"]
+
+
+def _with_job(url: str, job: Job) -> str:
+    """``url`` with ``?job=``: the page then follows the job and shows how it ended."""
+    return f"{url}?job={job.pk}"
+
+
+def _report_or_404(corpus: Corpus) -> tuple[Job, dict]:
+    found = latest_analysis(corpus)
+    if found is None:
+        raise Http404(f"Corpus {corpus.name} has no finished analysis yet.")
+    return found
+
+
+CHARTS = (
+    (
+        "intra-histogram",
+        "Intra-model repetition",
+        "For each model and query: the mean cosine similarity of the model's samples to each "
+        "other (distinct pairs). Bars: the share of all (model, query) values in each tenth "
+        "of [0, 1]; lines: the same per model.",
+        plots.intra_histogram_drawing,
+    ),
+    (
+        "heatmap",
+        "Model × model similarity",
+        "Off the diagonal: the mean over the queries both models answered of the mean "
+        "similarity between their responses. Diagonal: the model's intra-model mean (no "
+        "response compared with itself). Models in clustering order (average linkage on "
+        "1 − similarity).",
+        plots.heatmap_drawing,
+    ),
+    (
+        "top-n",
+        "Top-N unique models",
+        "For each response, the number of distinct models among its N nearest neighbours "
+        "(cosine, within its query, itself excluded), averaged over the query's responses "
+        "and then over queries; band: 95 % percentile bootstrap over queries.",
+        plots.top_n_drawing,
+    ),
+)
+
+
+def _drawings(report: dict) -> dict:
+    drawings = {}
+    for key, title, caption, make in CHARTS:
+        drawing = make(report)
+        if drawing is not None:
+            drawings[key] = (title, caption, drawing)
+    return drawings
+
+
+def _charts(job: Job, report: dict) -> list[dict]:
+    """The report's charts as inline SVG, drawn once per finished job (then cached)."""
+    key = f"corpus-report-charts:{job.pk}"
+    charts = cache.get(key)
+    if charts is None:
+        charts = [
+            {"key": name, "title": title, "caption": caption, "svg": drawing.svg()}
+            for name, (title, caption, drawing) in _drawings(report).items()
+        ]
+        cache.set(key, charts, CHART_CACHE_SECONDS)
+    return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]  # noqa: S308
+
+
+def _table(report: dict, key: str) -> dict:
+    columns, rows = presentation.TABLES[key](report)
+    keys = [column.replace(".", "_") for column in columns]  # template lookups
+    return {"columns": columns, "rows": [dict(zip(keys, row, strict=True)) for row in rows]}
+
+
+def _query_rows(job: Job, category: str | None) -> tuple[list[dict], int]:
+    """The first ``QUERY_ROWS_SHOWN`` rows of the per-query table (of ``category``)."""
+    path = job_file(job, "queries")
+    if path is None:
+        return [], 0
+    with open(path, encoding="utf-8", newline="") as stream:
+        rows = csv.DictReader(stream)
+        if category:
+            rows = (row for row in rows if row["category"] == category)
+        rows = list(rows)
+    return rows[:QUERY_ROWS_SHOWN], len(rows)
+
+
+# --------------------------------------------------------------------------- the list
+
+
+def _list_context(request: HttpRequest, **extra) -> dict:
+    return {
+        "rows": selectors.corpus_rows(),
+        "can_import": can_import_corpora(request.user),
+        "upload_max_mb": settings.UPLOAD_MAX_BYTES // (1024 * 1024),
+        **extra,
+    }
+
+
+def _import_outcome(job: Job) -> dict:
+    """The list page's account of the import it follows: its progress while it runs, then
+    the new corpus, or the file's problems (with the name and title to try again)."""
+    params = job.params or {}
+    outcome = {"followed_job": job, "upload_name": params.get("filename", "")}
+    if job.state in RUNNING_STATES:
+        outcome["followed_status"] = job_status(job)
+    elif job.state == Job.State.SUCCEEDED:
+        imported = job.result or {}
+        outcome["imported"] = imported
+        outcome["imported_corpus"] = Corpus.objects.filter(name=imported.get("corpus")).first()
+    else:
+        outcome["problems"] = _job_problems(job)
+        outcome["form_values"] = {"name": params.get("name", ""), "title": params.get("title", "")}
+    return outcome
+
+
+@staff_page(can_view_corpora)
+@require_GET
+def corpus_list(request: HttpRequest) -> HttpResponse:
+    outcome = {}
+    if can_import_corpora(request.user):
+        job = selectors.followed_job(request.GET.get("job"), imports.JOB_KIND)
+        if job is not None:
+            outcome = _import_outcome(job)
+    return render(request, "corpora/corpus_list.html", _list_context(request, **outcome))
+
+
+@staff_page(can_import_corpora)
+@require_POST
+def corpus_upload(request: HttpRequest) -> HttpResponse:
+    """The list page's upload: start the import job and follow it on the list page; a
+    request refused at once (name, title, file type) is shown there with its problems."""
+    name = request.POST.get("name", "")
+    title = request.POST.get("title", "")
+    upload = request.FILES.get("file")
+    try:
+        job = imports.start_import(name, upload, title=title, user=request.user)
+    except ImportRejected as rejected:
+        problems = list(rejected.problems)
+    except ServiceError as error:
+        problems = [str(error)]
+    else:
+        return redirect(_with_job(reverse("manage-corpora-list"), job))
+    context = _list_context(
+        request,
+        problems=problems,
+        upload_name=upload.name if upload is not None else "",
+        form_values={"name": name, "title": title},
+    )
+    return render(request, "corpora/corpus_list.html", context, status=400)
+
+
+# --------------------------------------------------------------------------- a corpus
+
+
+def _embeddings_context(request: HttpRequest, corpus: Corpus) -> dict:
+    """The embeddings panel, and the embeddings job the page follows or was sent to show."""
+    if not can_change_corpora(request.user):
+        return {"can_change": False}
+    context = {
+        "can_change": True,
+        "local_model": embeddings.local_model_available(),
+        "dtypes": list(DTYPES),
+        "embeddings_url": reverse("manage-corpus-embeddings", args=[corpus.name]),
+        "compute_url": reverse("manage-corpus-embeddings-compute", args=[corpus.name]),
+        "embeddings_job": _active_job(corpus, embeddings.JOB_KIND),
+    }
+    followed = selectors.followed_job(request.GET.get("job"), embeddings.JOB_KIND, corpus)
+    if followed is None:
+        return context
+    params = followed.params or {}
+    context["upload_name"] = params.get("filename", "")
+    if followed.state in RUNNING_STATES:
+        context["embeddings_job"] = followed
+    elif followed.state == Job.State.SUCCEEDED:
+        context["embeddings_done"] = followed
+    else:
+        context["problems"] = _job_problems(followed)
+    return context
+
+
+def _render_corpus_page(
+    request: HttpRequest, corpus: Corpus, *, status: int = 200, **extra
+) -> HttpResponse:
+    found = latest_analysis(corpus)
+    job, report = found if found is not None else (None, None)
+    params = (job.params or {}) if job is not None else {}
+    context = {
+        "corpus": corpus,
+        "job": job,
+        "report": report,
+        "failed_job": _failed_job(corpus),
+        "form": RunCorpusForm(
+            initial={
+                "bootstrap": params.get("bootstrap", DEFAULT_DRAWS),
+                "seed": params.get("seed", DEFAULT_SEED),
+                "lexical": params.get("lexical", False),
+                "human_batch": params.get("human_batch") or "",
+            }
+        ),
+        "selection_form": SelectionForm(corpus),
+        "run_url": reverse("manage-corpus-run", args=[corpus.name]),
+        "can_analyse": can_analyse_corpora(request.user),
+        "can_make_batches": can_make_batches(request.user),
+        "selections": corpus.selections.select_related("batch")[:20],
+        **_embeddings_context(request, corpus),
+        **extra,
+    }
+    # One progress card: a running analysis, else a running embeddings job (the analysis
+    # waits for the embeddings it would use).
+    active = _active_job(corpus) or context.get("embeddings_job")
+    context["active_job"] = active
+    context["active_status"] = job_status(active) if active else None
+    context["active_is_embeddings"] = active is not None and active.kind == embeddings.JOB_KIND
+    if report is not None:
+        category = request.GET.get("category") or None
+        query_rows, n_query_rows = _query_rows(job, category)
+        slots = source_slots(report["models"])
+        models = _table(report, "models")
+        for row in models["rows"]:
+            row["slot"] = slots.get(row["model"])
+        context.update(
+            {
+                "settings": report["settings"],
+                "pooled_share_above": [
+                    (f"{t:g}", report["intra_model"]["pooled"].get(f"share_above_{t:g}"))
+                    for t in report["settings"]["thresholds"]
+                ],
+                "charts": _charts(job, report),
+                "models_table": models,
+                "categories_table": _table(report, "categories"),
+                "human_table": _table(report, "human"),
+                "most_similar": report["inter_model"]["most_similar"],
+                "least_similar": report["inter_model"]["least_similar"],
+                "query_rows": query_rows,
+                "n_query_rows": n_query_rows,
+                "query_rows_shown": QUERY_ROWS_SHOWN,
+                "query_category": category,
+                "query_categories": sorted(report.get("by_category", {})),
+                "table_keys": list(presentation.TABLES),
+            }
+        )
+    return render(request, "corpora/corpus_page.html", context, status=status)
+
+
+@staff_page(can_view_corpora)
+@require_GET
+def corpus_page(request: HttpRequest, name: str) -> HttpResponse:
+    return _render_corpus_page(request, get_object_or_404(Corpus, name=name))
+
+
+def _start_embeddings_job(
+    request: HttpRequest, corpus: Corpus, start: Callable[[str], Job]
+) -> HttpResponse:
+    """Start an embeddings job (``start(dtype)``) and follow it on the corpus page; a request
+    refused at once (file type, dtype, no local model) is shown there with its problems."""
+    upload = request.FILES.get("file")
+    try:
+        job = start(request.POST.get("dtype", "float32"))
+    except ImportRejected as rejected:
+        problems = list(rejected.problems)
+    except ServiceError as error:
+        problems = [str(error)]
+    else:
+        return redirect(_with_job(reverse("manage-corpus", args=[corpus.name]), job))
+    upload_name = upload.name if upload is not None else ""
+    return _render_corpus_page(
+        request, corpus, status=400, problems=problems, upload_name=upload_name
+    )
+
+
+@staff_page(can_change_corpora)
+@require_POST
+def embeddings_upload(request: HttpRequest, name: str) -> HttpResponse:
+    """The embeddings panel's upload: a job that replaces the corpus's embeddings."""
+    corpus = get_object_or_404(Corpus, name=name)
+    return _start_embeddings_job(
+        request,
+        corpus,
+        lambda dtype: embeddings.start_embeddings_import(
+            corpus, request.FILES.get("file"), dtype=dtype, user=request.user
+        ),
+    )
+
+
+@staff_page(can_change_corpora)
+@require_POST
+def embeddings_compute(request: HttpRequest, name: str) -> HttpResponse:
+    """The embeddings panel's button: a job that embeds every response with the local
+    model (continuing an unfinished run)."""
+    corpus = get_object_or_404(Corpus, name=name)
+    return _start_embeddings_job(
+        request,
+        corpus,
+        lambda dtype: embeddings.start_embeddings_compute(corpus, dtype=dtype, user=request.user),
+    )
+
+
+@staff_page(can_analyse_corpora)
+@require_POST
+def run_analysis(request: HttpRequest, name: str) -> HttpResponse:
+    """Start an analysis job; JSON (for the page's script) or a redirect to the corpus."""
+    corpus = get_object_or_404(Corpus, name=name)
+    return start_job_from_page(
+        request,
+        JOB_KIND,
+        corpus,
+        RunCorpusForm(request.POST),
+        lambda data: analysis_params(
+            data["bootstrap"], data["seed"], data["lexical"], data["human_batch"] or None
+        ),
+        back_to=reverse("manage-corpus", args=[corpus.name]),
+        finished=f"Corpus {corpus.name} analysed.",
+    )
+
+
+@staff_page(can_make_batches)
+@require_POST
+def make_selection_batch(request: HttpRequest, name: str) -> HttpResponse:
+    """Make a draft batch from a selection of the corpus, then show the new batch."""
+    corpus = get_object_or_404(Corpus, name=name)
+    form = SelectionForm(corpus, request.POST)
+    try:
+        if not form.is_valid():
+            raise ServiceError(form_problems(form))
+        data = form.cleaned_data
+        batch, selection = make_batch(
+            corpus,
+            slug=data["slug"],
+            title=data["title"],
+            rule=data["rule"],
+            per_query=data["per_query"],
+            seed=data["seed"],
+            categories=data["categories"],
+            annotations_per_item=data["annotations_per_item"],
+            actor=Actor.of(request.user),
+        )
+    except ServiceError as error:
+        messages.error(request, f"No batch made — {error}")
+        return redirect(reverse("manage-corpus", args=[corpus.name]) + "#make-batch")
+    messages.success(
+        request,
+        f"Draft batch {batch.slug} made from {selection.counts.get('items', 0)} responses of "
+        f"corpus {corpus.name}.",
+    )
+    return redirect("manage-batch", slug=batch.slug)
+
+
+# --------------------------------------------------------------------------- a query
+
+
+@staff_page(can_view_corpora)
+@require_GET
+def query_page(request: HttpRequest, name: str, query_id: str) -> HttpResponse:
+    corpus = get_object_or_404(Corpus, name=name)
+    detail = selectors.query_detail(corpus, query_id)
+    if detail is None:
+        raise Http404(f"Corpus {corpus.name} has no query {query_id!r}.")
+    names = list(corpus.corpus_models.values_list("name", flat=True))
+    colours, slots = plots.model_colours(names), source_slots(names)
+    responses = [{**r, "slot": slots.get(r["model"])} for r in detail.responses]
+    models = [{**m, "slot": slots.get(m["model"])} for m in detail.models]
+    return render(
+        request,
+        "corpora/query_page.html",
+        {
+            "corpus": corpus,
+            "detail": detail,
+            "query": detail.query,
+            "responses": responses,
+            "models": models,
+            "projection": mark_safe(plots.projection_svg(responses, colours) or ""),  # noqa: S308
+            "unique_models_1": detail.unique_models[0] if detail.unique_models else None,
+        },
+    )
+
+
+@staff_page(can_view_corpora)
+@require_GET
+def query_json(request: HttpRequest, name: str, query_id: str) -> JsonResponse:
+    corpus = get_object_or_404(Corpus, name=name)
+    detail = selectors.query_detail(corpus, query_id)
+    if detail is None:
+        raise Http404(f"Corpus {corpus.name} has no query {query_id!r}.")
+    response = JsonResponse(selectors.projection_payload(corpus, detail))
+    filename = f"{corpus.name}-query-projection.json"
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response
+
+
+# --------------------------------------------------------------------------- downloads
+
+
+@staff_page(can_view_corpora)
+@require_GET
+def report_json(request: HttpRequest, name: str) -> FileResponse:
+    corpus = get_object_or_404(Corpus, name=name)
+    job, _ = _report_or_404(corpus)
+    return FileResponse(
+        open(job_files_dir() / job.result_path, "rb"),  # FileResponse closes it
+        as_attachment=True,
+        filename=f"corpus-{corpus.name}-report.json",
+        content_type="application/json",
+    )
+
+
+def _csv_response(name: str, columns: list[str], rows) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(
+        csv_stream(columns, rows), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = content_disposition_header(True, name)
+    return response
+
+
+@staff_page(can_view_corpora)
+@require_GET
+def table_csv(request: HttpRequest, name: str, table: str) -> HttpResponse:
+    """One table of the report as CSV (``presentation.TABLES``, ``queries``, ``responses``)."""
+    corpus = get_object_or_404(Corpus, name=name)
+    job, report = _report_or_404(corpus)
+    filename = f"corpus-{corpus.name}-{table}.csv"
+    if table == "queries":
+        path = job_file(job, "queries")
+        if path is None:
+            raise Http404("The per-query table of this analysis is no longer kept.")
+        return FileResponse(
+            open(path, "rb"), as_attachment=True, filename=filename, content_type="text/csv"
+        )
+    if table == "responses":
+        return _csv_response(filename, *response_table(corpus, job))
+    if table not in presentation.TABLES:
+        raise Http404(f"No table {table!r}.")
+    columns, rows = presentation.TABLES[table](report)
+    return _csv_response(filename, columns, rows)
+
+
+def response_table(corpus: Corpus, job: Job) -> tuple[list[str], object]:
+    """Per response: its ids, model, sample, category and typicality in this analysis."""
+    typicality = typicality_of(job)
+    if typicality is None:
+        raise Http404("The typicality of this analysis is no longer kept.")
+    columns = ["response_id", "query_id", "category", "model", "sample", "typicality"]
+
+    def rows():
+        responses = (
+            CorpusResponse.objects.filter(corpus=corpus)
+            .order_by("row_index")
+            .values_list(
+                "response_id",
+                "query__query_id",
+                "query__category",
+                "model__name",
+                "sample",
+                "row_index",
+            )
+        )
+        for response_id, query_id, category, model, sample, row in responses.iterator(5000):
+            value = float(typicality[row]) if row < typicality.shape[0] else np.nan
+            yield [
+                response_id,
+                query_id,
+                category,
+                model,
+                sample,
+                None if np.isnan(value) else value,
+            ]
+
+    return columns, rows()
+
+
+@staff_page(can_view_corpora)
+@require_GET
+def report_figure(request: HttpRequest, name: str, key: str, fmt: str) -> HttpResponse:
+    """One chart of the report as a standalone SVG or PDF file, for a paper."""
+    corpus = get_object_or_404(Corpus, name=name)
+    _, report = _report_or_404(corpus)
+    found = _drawings(report).get(key)
+    if found is None or fmt not in FIGURE_TYPES:
+        raise Http404(f"The report of {corpus.name} has no figure {key}.{fmt}.")
+    response = HttpResponse(found[2].file(fmt), content_type=FIGURE_TYPES[fmt])
+    response["Content-Disposition"] = content_disposition_header(True, f"{corpus.name}-{key}.{fmt}")
+    if fmt == "svg":
+        response["Content-Security-Policy"] = FIGURE_CSP
+    return response
+
+
+@staff_page(can_view_corpora)
+@require_GET
+def report_figures_zip(request: HttpRequest, name: str) -> HttpResponse:
+    """Every chart as SVG and PDF, and every table as CSV, in one zip with the captions."""
+    corpus = get_object_or_404(Corpus, name=name)
+    job, report = _report_or_404(corpus)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        captions = [f"Figures of corpus {corpus.name} ({job.finished_at:%Y-%m-%d %H:%M} UTC)\n"]
+        for key, (title, caption, drawing) in _drawings(report).items():
+            for fmt in FILE_FORMATS:
+                archive.writestr(f"{corpus.name}-{key}.{fmt}", drawing.file(fmt))
+            captions.append(f"{corpus.name}-{key}: {title}\n{caption}\n")
+        archive.writestr("captions.txt", "\n".join(captions))
+        for key, table in presentation.TABLES.items():
+            columns, rows = table(report)
+            text = io.StringIO()
+            writer = csv.writer(text)
+            writer.writerow(columns)
+            writer.writerows(["" if v is None else v for v in row] for row in rows)
+            archive.writestr(f"{corpus.name}-{key}.csv", text.getvalue())
+    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = content_disposition_header(
+        True, f"corpus-{corpus.name}-figures.zip"
+    )
+    return response

@@ -1,0 +1,196 @@
+"""The corpus pages: who may see them, what the corpus page and a query's drill-down show,
+every download, running an analysis and making a batch from the page, and user text
+escaped in page and charts."""
+
+import csv
+import io
+import json
+import zipfile
+
+import pytest
+from django.test import Client
+
+from annotation.models import Batch
+from core.models import Job
+from diversity.corpora.services.analyses import analyse_now, analysis_params
+from tests.corpora.analysis_corpora import E1, E2, E3, make_corpus
+from tests.factories import make_batch
+from tests.staff import staff_client
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = '<script>alert("x")</script>'
+
+ROWS = [
+    ("same", "Write a haiku.", "creative", HOSTILE, 1, "s-h1", "An old pond.", E1),
+    ("same", "Write a haiku.", "creative", HOSTILE, 2, "s-h2", "An old pond.", E1),
+    ("same", "Write a haiku.", "creative", "beta", 1, "s-b1", "A frog <jumps> in.", E1),
+    ("same", "Write a haiku.", "creative", "beta", 2, "s-b2", "Sound of water.", E2),
+    ("apart", "Name a river.", "facts", HOSTILE, 1, "p-h1", "The Nile.", E2),
+    ("apart", "Name a river.", "facts", HOSTILE, 2, "p-h2", "The Nile.", E2),
+    ("apart", "Name a river.", "facts", "beta", 1, "p-b1", "Amazon.", E3),
+    ("apart", "Name a river.", "facts", "beta", 2, "p-b2", "Amazon.", E3),
+]
+
+
+@pytest.fixture
+def analysed_corpus():
+    corpus = make_corpus("pages", ROWS)
+    job = analyse_now(corpus, analysis_params(bootstrap=100))
+    assert job.state == Job.State.SUCCEEDED, job.message
+    return corpus
+
+
+def corpus_urls(name: str) -> list[str]:
+    base = f"/manage/corpora/{name}/"
+    return [
+        "/manage/corpora/",
+        base,
+        base + "report.json",
+        base + "figures.zip",
+        base + "figure/heatmap.svg",
+        base + "tables/models.csv",
+        base + "tables/queries.csv",
+        base + "query/same",
+        base + "query.json/same",
+    ]
+
+
+# --------------------------------------------------------------------------- access
+
+
+def test_anonymous_visitors_workers_and_roleless_logins_are_refused(analysed_corpus):
+    worker = Client()
+    batch = make_batch(slug="rating-study")
+    assert worker.get(f"/work/{batch.slug}/?worker=w1").status_code == 200
+    for client in (Client(), worker):
+        for url in corpus_urls("pages"):
+            response = client.get(url)
+            assert response.status_code == 302, url
+            assert response["Location"].startswith("/accounts/login/?next=")
+        assert client.post("/manage/corpora/pages/run", {"bootstrap": 10}).status_code == 302
+    nobody = staff_client(None)
+    for url in corpus_urls("pages"):
+        assert nobody.get(url).status_code == 403, url
+    assert nobody.post("/manage/corpora/pages/batch", {}).status_code == 403
+    assert Job.objects.filter(kind="corpus_analysis").count() == 1
+
+
+def test_researchers_read_and_analyse_but_only_admins_make_batches(analysed_corpus):
+    researcher = staff_client("researcher")
+    for url in corpus_urls("pages"):
+        assert researcher.get(url).status_code == 200, url
+    page = researcher.get("/manage/corpora/pages/").content.decode()
+    assert 'id="make-batch"' not in page and 'id="rerun"' in page
+    refused = researcher.post(
+        "/manage/corpora/pages/batch", {"slug": "x", "rule": "random", "per_query": 1}
+    )
+    assert refused.status_code == 403
+    admin_page = staff_client("admin").get("/manage/corpora/pages/").content.decode()
+    assert 'id="make-batch"' in admin_page
+
+
+def test_unknown_names_are_404(analysed_corpus):
+    researcher = staff_client("researcher")
+    assert researcher.get("/manage/corpora/nope/").status_code == 404
+    assert researcher.get("/manage/corpora/pages/query/nope").status_code == 404
+    assert researcher.get("/manage/corpora/pages/tables/nope.csv").status_code == 404
+    assert researcher.get("/manage/corpora/pages/figure/nope.svg").status_code == 404
+    make_corpus("fresh")
+    assert researcher.get("/manage/corpora/fresh/report.json").status_code == 404
+    page = researcher.get("/manage/corpora/fresh/").content.decode()
+    assert "No analysis yet" in page
+
+
+# --------------------------------------------------------------------------- content
+
+
+def test_corpus_page_shows_the_charts_tables_and_escapes_names(analysed_corpus):
+    researcher = staff_client("researcher")
+    listing = researcher.get("/manage/corpora/").content.decode()
+    assert 'data-corpus="pages"' in listing
+    page = researcher.get("/manage/corpora/pages/").content.decode()
+    for chart in ("intra-histogram", "heatmap", "top-n"):
+        assert f'id="chart-{chart}"' in page
+    assert page.count('<svg class="chart"') == 3
+    assert HOSTILE not in page and "&lt;script&gt;" in page
+    assert ' style="' not in page  # inline styles are refused by the CSP
+    assert 'data-category="creative"' in page and 'data-small="1"' in page
+    assert 'class="badge small-group"' in page
+    assert 'href="/manage/corpora/pages/query/same"' in page
+    filtered = researcher.get("/manage/corpora/pages/?category=facts").content.decode()
+    assert 'data-query="apart"' in filtered and 'data-query="same"' not in filtered
+
+
+def test_drill_down_projects_the_responses_with_their_texts(analysed_corpus):
+    researcher = staff_client("researcher")
+    page = researcher.get("/manage/corpora/pages/query/same").content.decode()
+    assert page.count('class="point"') == 4
+    assert 'href="#response-0"' in page and 'id="response-3"' in page
+    assert "A frog &lt;jumps&gt; in." in page and "A frog <jumps>" not in page
+    assert HOSTILE not in page
+    payload = json.loads(researcher.get("/manage/corpora/pages/query.json/same").content)
+    assert payload["query_id"] == "same" and len(payload["responses"]) == 4
+    assert {r["model"] for r in payload["responses"]} == {HOSTILE, "beta"}
+    assert all(set(r) >= {"x", "y", "text", "typicality"} for r in payload["responses"])
+
+
+def test_downloads_hold_the_report_tables_and_figures(analysed_corpus):
+    researcher = staff_client("researcher")
+    report = json.loads(b"".join(researcher.get("/manage/corpora/pages/report.json")))
+    assert report["corpus"] == "pages"
+    for table in ("models", "histogram", "inter-model", "top-n", "categories", "human"):
+        response = researcher.get(f"/manage/corpora/pages/tables/{table}.csv")
+        assert response.status_code == 200, table
+        rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+        assert rows[0], table
+    typicality = researcher.get("/manage/corpora/pages/tables/responses.csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(typicality.streaming_content).decode())))
+    assert len(rows) == 8 and rows[0]["response_id"] == "s-h1"
+    queries = b"".join(researcher.get("/manage/corpora/pages/tables/queries.csv"))
+    assert b"unique_models_n1" in queries
+    pdf = researcher.get("/manage/corpora/pages/figure/top-n.pdf")
+    assert pdf.content.startswith(b"%PDF")
+    archive = zipfile.ZipFile(
+        io.BytesIO(researcher.get("/manage/corpora/pages/figures.zip").content)
+    )
+    names = set(archive.namelist())
+    assert {"pages-heatmap.svg", "pages-top-n.pdf", "pages-categories.csv"} <= names
+
+
+# --------------------------------------------------------------------------- forms
+
+
+def test_run_form_starts_a_job(analysed_corpus):
+    researcher = staff_client("researcher")
+    response = researcher.post(
+        "/manage/corpora/pages/run",
+        {"bootstrap": 50, "seed": 2, "lexical": "on"},
+        HTTP_ACCEPT="application/json",
+    )
+    assert response.status_code == 202
+    status = response.json()
+    assert status["status_url"].startswith("/api/v1/jobs/")
+    job = Job.objects.get(pk=status["id"])
+    assert job.params == {"bootstrap": 50, "seed": 2, "lexical": True, "human_batch": None}
+    bad = researcher.post(
+        "/manage/corpora/pages/run", {"bootstrap": 0, "seed": 1}, HTTP_ACCEPT="application/json"
+    )
+    assert bad.status_code == 400 and "Bootstrap" in bad.json()["error"]
+
+
+def test_make_batch_form_makes_a_draft_batch(analysed_corpus):
+    admin = staff_client("admin")
+    response = admin.post(
+        "/manage/corpora/pages/batch",
+        {"slug": "typical-pages", "rule": "typicality", "per_query": 1, "categories": ["facts"]},
+    )
+    assert response.status_code == 302 and response["Location"] == "/manage/typical-pages/"
+    batch = Batch.objects.get(slug="typical-pages")
+    assert batch.items.count() == 2
+    page = admin.get("/manage/corpora/pages/").content.decode()
+    assert 'href="/manage/typical-pages/"' in page
+    refused = admin.post(
+        "/manage/corpora/pages/batch", {"slug": "typical-pages", "rule": "random", "per_query": 1}
+    )
+    assert refused.status_code == 302 and refused["Location"].endswith("#make-batch")
