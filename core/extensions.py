@@ -115,11 +115,16 @@ def card_sections(family: str, subject) -> list[str]:
 
 
 def nav_links(user, current_path: str) -> list[dict]:
-    links = []
-    for link in _NAV:
-        if link.visible(user):
-            url = reverse(link.url_name)
-            links.append({"label": link.label, "url": url, "current": current_path.startswith(url)})
+    """The navigation a user may see; the one entry whose address is the longest prefix of
+    the current path is current (``/manage/corpora/…`` is Corpora, not Batches)."""
+    links = [
+        {"label": link.label, "url": reverse(link.url_name), "current": False}
+        for link in _NAV
+        if link.visible(user)
+    ]
+    matching = [link for link in links if current_path.startswith(link["url"])]
+    if matching:
+        max(matching, key=lambda link: len(link["url"]))["current"] = True
     return links
 
 

@@ -224,7 +224,9 @@ def json_object(
     try:
         row = json.loads(text, parse_constant=None if allow_constants else reject_json_constant)
     except json.JSONDecodeError as error:
-        problems.add(number, "row", f"not valid JSON: {error.msg} at column {error.colno}")
+        # some of Python's messages end in "at" ("Invalid control character at")
+        reason = error.msg.removesuffix(" at")
+        problems.add(number, "row", f"not valid JSON: {reason} at column {error.colno}")
         return None
     except (ValueError, RecursionError) as error:
         problems.add(number, "row", f"not valid JSON: {error}")

@@ -99,12 +99,13 @@ def test_perfect_rank_correlation_matches_scipy_exactly() -> None:
     assert correlation.pearson([1, 2, 3, 4, 5], [2, 4, 6, 8, 10]).r == 1.0
 
 
+# Subnormal scores (below 2.2e-308) are left out: no score is one, and there scipy's own
+# answer is float underflow (x = 0, 0, 1 against y = 0, 0, 2e-311 gives 5.5e-08, not 1).
+SCORES = st.floats(-10, 10, allow_subnormal=False)
+
+
 @PROPERTY_SETTINGS
-@given(
-    pairs=st.lists(
-        st.tuples(st.integers(-3, 3), st.integers(-3, 3) | st.floats(-10, 10)), max_size=30
-    )
-)
+@given(pairs=st.lists(st.tuples(st.integers(-3, 3), st.integers(-3, 3) | SCORES), max_size=30))
 def test_correlations_match_scipy_or_are_null(pairs: list[tuple[int, float]]) -> None:
     x = np.array([p[0] for p in pairs], dtype=float)
     y = np.array([p[1] for p in pairs], dtype=float)
