@@ -258,6 +258,34 @@ def report_items(report: dict, category: str | None = None, subcategory: str | N
     return [item for item in items if _in_category(item, category, subcategory)]
 
 
+def category_entries(
+    report: dict, category: str | None = None, subcategory: str | None = None
+) -> list[dict]:
+    """The report's ``by_category`` entries, only those of a category (and sub-category)
+    when given."""
+    return [
+        entry
+        for entry in report.get("by_category", [])
+        if (category is None or entry["category"] == category)
+        and (subcategory is None or entry["subcategory"] == subcategory)
+    ]
+
+
+def filtered_report(
+    report: dict, category: str | None = None, subcategory: str | None = None
+) -> dict:
+    """The report as the report page shows it under a category filter: its ``items`` and
+    ``by_category`` entries narrowed to the category (and sub-category); the batch-level
+    figures stay the whole batch's."""
+    if category is None and subcategory is None:
+        return report
+    return {
+        **report,
+        "items": report_items(report, category, subcategory),
+        "by_category": category_entries(report, category, subcategory),
+    }
+
+
 def has_categories(report: dict) -> bool:
     return bool(report.get("by_category"))
 
@@ -296,11 +324,7 @@ def category_rows(
     source names (the columns) and the threshold below which a group is small."""
     sources = [source["source"] for source in report.get("sources", [])]
     rows = []
-    for entry in report.get("by_category", []):
-        if category is not None and entry["category"] != category:
-            continue
-        if subcategory is not None and entry["subcategory"] != subcategory:
-            continue
+    for entry in category_entries(report, category, subcategory):
         full = {
             correlation["source"]: correlation
             for correlation in entry["correlations"]

@@ -56,7 +56,8 @@ class Query(models.Model):
     """A user prompt. ``query_id`` is project-wide: the same id always means the same text.
 
     ``category`` and ``subcategory`` place it in the study's taxonomy (empty: none); a
-    sub-category belongs to a category (imports refuse one without the other).
+    sub-category belongs to a category (imports refuse one without the other, and so does
+    the database).
     """
 
     query_id = models.CharField(max_length=200, unique=True)
@@ -67,6 +68,12 @@ class Query(models.Model):
     class Meta:
         verbose_name_plural = "queries"
         indexes = [models.Index(fields=["category", "subcategory"], name="query_taxonomy")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(subcategory="") | ~Q(category=""),
+                name="query_subcategory_needs_category",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.query_id

@@ -216,6 +216,9 @@ JSON_MAX_DEPTH = int(os.environ.get("JSON_MAX_DEPTH", "32"))
 # answer is about 30,000; longer is almost always a broken file, and every such text is
 # rendered on a crowdworker's page.
 TEXT_MAX_CHARS = int(os.environ.get("TEXT_MAX_CHARS", "200000"))
+# Most responses one batch made from a corpus selection may take (counted before any text
+# is read; a larger selection is refused): each becomes an item on crowdworkers' pages.
+SELECTION_MAX_ITEMS = int(os.environ.get("SELECTION_MAX_ITEMS", "20000"))
 # Memory each process may spend on rendered Markdown (annotation.rendering).
 MARKDOWN_CACHE_BYTES = int(os.environ.get("MARKDOWN_CACHE_BYTES", str(8 * 1024 * 1024)))
 # Memory each process may spend on items' worker payloads (annotation.selectors).
@@ -228,7 +231,7 @@ LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
 # compose file's nginx sets X-Real-IP); empty: the connection's address (REMOTE_ADDR).
 CLIENT_IP_HEADER = os.environ.get("CLIENT_IP_HEADER", "").strip()
 # A job not picked up by a worker within this time failed (lost in a broker outage);
-# one still running after JOB_RUNNING_TIMEOUT_SECONDS lost its worker.
+# one running that has reported no progress for JOB_RUNNING_TIMEOUT_SECONDS lost its worker.
 JOB_PENDING_TIMEOUT_SECONDS = int(os.environ.get("JOB_PENDING_TIMEOUT_SECONDS", "900"))
 JOB_RUNNING_TIMEOUT_SECONDS = int(os.environ.get("JOB_RUNNING_TIMEOUT_SECONDS", str(6 * 3600)))
 # Job files (prepared exports, reports, stored uploads) older than this many days are

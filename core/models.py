@@ -47,6 +47,9 @@ class Job(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # when the running job last reported progress: a job is stale when this is old, not
+    # when it started long ago (core.jobs.staleness)
+    last_progress_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

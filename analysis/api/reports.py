@@ -8,13 +8,16 @@ from rest_framework.views import APIView
 
 from analysis.access import CanAnalyse
 from analysis.api.responses import REPORT_EXAMPLE, ReportResponse
+from analysis.presentation import filtered_report
 from analysis.services.analyses import (
     DEFAULT_RESAMPLES,
     latest_report,
     validate_group_by,
     validate_settings,
 )
+from annotation.api.staff import CATEGORY_PARAMETERS
 from annotation.models import Batch
+from annotation.selectors import CategoryFilter
 from core.api.jobs import start_job_response
 from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.errors import NotFound
@@ -78,15 +81,19 @@ class LatestReportView(APIView):
         summary="The newest analysis report",
         description=(
             "The report of the newest finished analysis (ANALYSIS.md, Report): per-item "
-            "figures, subsets, model–human correlations, agreement, annotators. 404 until "
-            "an analysis has finished."
+            "figures, subsets, model–human correlations, agreement, annotators. With "
+            "`category` (and/or `subcategory`), `items` and `by_category` hold that "
+            "category's entries only, as on the report page; the other figures stay the "
+            "whole batch's. 404 until an analysis has finished."
         ),
-        responses={200: ReportResponse, **error_responses(401, 403, 404)},
+        parameters=CATEGORY_PARAMETERS,
+        responses={200: ReportResponse, **error_responses(400, 401, 403, 404)},
         examples=[REPORT_EXAMPLE],
     )
     def get(self, request, slug: str):
         batch = get_object_or_404(Batch, slug=slug)
+        categories = CategoryFilter.from_params(request.query_params)
         found = latest_report(batch)
         if found is None:
             raise NotFound(f"batch: {slug} has no finished analysis yet; start one first")
-        return Response(found[1])
+        return Response(filtered_report(found[1], categories.category, categories.subcategory))

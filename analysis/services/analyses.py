@@ -11,7 +11,7 @@ from analysis.reports import build_report
 from annotation.models import Batch
 from annotation.services.questionnaire import choice_questions
 from core.errors import InvalidInput
-from core.jobs.execution import JobProgress, job_files_dir
+from core.jobs.execution import JobProgress, job_files_dir, newest_report
 from core.jobs.kinds import register_job_kind
 from core.models import Job
 
@@ -94,15 +94,4 @@ def run_analysis_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
 
 def latest_report(batch: Batch) -> tuple[Job, dict] | None:
     """The newest finished analysis of the batch and its report, if any."""
-    job = (
-        batch.jobs.filter(kind="analysis", state=Job.State.SUCCEEDED)
-        .order_by("-finished_at")
-        .first()
-    )
-    if job is None:
-        return None
-    path = job_files_dir() / job.result_path
-    if not path.exists():
-        return None
-    with open(path, encoding="utf-8") as stream:
-        return job, json.load(stream)
+    return newest_report(batch, "analysis")

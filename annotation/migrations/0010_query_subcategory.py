@@ -18,4 +18,13 @@ class Migration(migrations.Migration):
             model_name="query",
             index=models.Index(fields=["category", "subcategory"], name="query_taxonomy"),
         ),
+        migrations.AddConstraint(
+            model_name="query",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("subcategory", ""), models.Q(("category", ""), _negated=True), _connector="OR"
+                ),
+                name="query_subcategory_needs_category",
+            ),
+        ),
     ]

@@ -7,13 +7,11 @@ and deletes the saved copy. A rejected file fails the job with its problem lines
 """
 
 import os
-import shutil
-import uuid
 
 from annotation.access import can_manage_batches
 from annotation.services.importing import import_items
 from core.audit import Actor
-from core.jobs.execution import JobProgress, job_files_dir
+from core.jobs.execution import JobProgress, job_files_dir, store_upload
 from core.jobs.kinds import register_job_kind
 from core.models import Job
 from core.tabular import format_of
@@ -21,11 +19,7 @@ from core.tabular import format_of
 
 def save_upload(upload, filename: str) -> str:
     """Store an uploaded file for an import job; returns its name in the jobs folder."""
-    fmt = format_of(filename)  # refuse an unsupported type before storing anything
-    stored = f"upload-{uuid.uuid4().hex}.{fmt}"
-    with open(job_files_dir() / stored, "wb") as target:
-        shutil.copyfileobj(upload, target, length=1024 * 1024)
-    return stored
+    return store_upload(upload, format_of(filename))  # the type is checked first
 
 
 @register_job_kind("import", can_view=can_manage_batches)

@@ -1,6 +1,9 @@
 """Running a recorded job: state, progress and failures written to its ``Job`` row."""
 
+import json
+import shutil
 import time
+import uuid
 from pathlib import Path
 
 from django.conf import settings
@@ -20,8 +23,30 @@ def job_files_dir() -> Path:
     return folder
 
 
+def newest_report(subject, kind: str) -> tuple[Job, dict] | None:
+    """The newest succeeded ``kind`` job of ``subject`` whose JSON result file still
+    exists, and that report; ``None`` when there is none."""
+    jobs = subject.jobs.filter(kind=kind, state=Job.State.SUCCEEDED).order_by("-finished_at")
+    for job in jobs[:5]:  # a newer one whose file is gone gives way to an older one
+        path = job_files_dir() / job.result_path if job.result_path else None
+        if path is not None and path.exists():
+            with open(path, encoding="utf-8") as stream:
+                return job, json.load(stream)
+    return None
+
+
+def store_upload(upload, extension: str) -> str:
+    """Copy an uploaded file into the jobs folder under a new name (a job reads it later,
+    in another process); returns that name. The caller has checked the file's type."""
+    stored = f"upload-{uuid.uuid4().hex}.{extension}"
+    with open(job_files_dir() / stored, "wb") as target:
+        shutil.copyfileobj(upload, target, length=1024 * 1024)
+    return stored
+
+
 class JobProgress:
-    """Writes progress to the job row, at most every half second (and at the end)."""
+    """Writes progress to the job row, at most every half second (and at the end), with the
+    time of the write (``last_progress_at``: a job that reports progress is not stale)."""
 
     def __init__(self, job: Job):
         self.job = job
@@ -33,7 +58,7 @@ class JobProgress:
         if not finished and now - self._last_write < PROGRESS_WRITE_INTERVAL_S:
             return
         self._last_write = now
-        fields = {"progress": done}
+        fields = {"progress": done, "last_progress_at": timezone.now()}
         if total is not None:
             fields["total"] = total
         if message:
@@ -54,7 +79,7 @@ def run_job(job_id: str) -> Job:
     job.started_at = timezone.now()
     # Conditional: a job failed as stale (core.jobs.staleness) meanwhile is not run.
     claimed = Job.objects.filter(pk=job.pk, state=Job.State.PENDING).update(
-        state=job.state, started_at=job.started_at
+        state=job.state, started_at=job.started_at, last_progress_at=job.started_at
     )
     if not claimed:
         job.refresh_from_db()
@@ -68,13 +93,17 @@ def run_job(job_id: str) -> Job:
         record_failure(job, f"{type(error).__name__}: {error}")
         raise
     job.refresh_from_db(fields=["progress", "total"])
-    job.state = Job.State.SUCCEEDED
-    job.result = result
-    job.result_path = result_path
-    job.finished_at = timezone.now()
-    if job.total is not None:
-        job.progress = job.total
-    job.save(update_fields=["state", "result", "result_path", "finished_at", "progress"])
+    finished = {
+        "state": Job.State.SUCCEEDED,
+        "result": result,
+        "result_path": result_path,
+        "finished_at": timezone.now(),
+        "progress": job.total if job.total is not None else job.progress,
+    }
+    # Conditional: a job failed as stale meanwhile stays failed (its user was told to start
+    # it again), a finished state is never overwritten.
+    Job.objects.filter(pk=job.pk, state=Job.State.RUNNING).update(**finished)
+    job.refresh_from_db()
     return job
 
 

@@ -9,6 +9,7 @@ it) is failed by ``core.jobs.staleness`` once it has waited ``JOB_PENDING_TIMEOU
 """
 
 import logging
+from collections.abc import Callable
 
 from django.db import transaction
 from kombu.exceptions import KombuError
@@ -29,16 +30,27 @@ BROKER_ERRORS = (KombuError, RedisError, OSError, TimeoutError)
 BROKER_RETRY_AFTER_SECONDS = 30
 
 
-def start_job(kind: str, subject, params: dict | None = None, user=None) -> Job:
+def start_job(
+    kind: str,
+    subject,
+    params: dict | None = None,
+    user=None,
+    *,
+    guard: Callable[[], None] | None = None,
+) -> Job:
     """Record a job of ``kind`` about ``subject`` (a model instance, or None) and queue it.
 
-    The request is recorded in the subject's audit trail (``"<kind>.requested"``).
-    Raises ``TemporarilyUnavailable`` when the job could not be queued (it is then
-    ``failed``, with the reason in its message).
+    ``guard`` runs first, in the transaction that records the job: it may lock rows and
+    raise to refuse the job (e.g. one running job per subject), and the lock holds until the
+    job is recorded. The request is recorded in the subject's audit trail
+    (``"<kind>.requested"``). Raises ``TemporarilyUnavailable`` when the job could not be
+    queued (it is then ``failed``, with the reason in its message).
     """
     if job_kind(kind) is None:
         raise ValueError(f"no runner registered for job kind {kind!r}")
     with transaction.atomic():
+        if guard is not None:
+            guard()
         job = Job.objects.create(
             kind=kind,
             subject=subject,

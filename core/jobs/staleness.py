@@ -1,8 +1,11 @@
 """Jobs that can no longer finish are failed, so none shows ``pending`` or ``running``
 for ever: a pending job nobody picked up within ``JOB_PENDING_TIMEOUT_SECONDS`` (its
-message was lost with the broker), a running one past ``JOB_RUNNING_TIMEOUT_SECONDS``
-(its worker died). Run by the periodic task ``core.tasks.fail_stale_jobs``, and for one
-job whenever its status is read, so the bound holds even while the scheduler is down.
+message was lost with the broker), a running one that has reported no progress for
+``JOB_RUNNING_TIMEOUT_SECONDS`` (its worker died). A running job is judged by its last
+progress (``Job.last_progress_at``, written with every progress update), not by when it
+started: a long job that keeps reporting progress runs as long as it needs. Run by the
+periodic task ``core.tasks.fail_stale_jobs``, and for one job whenever its status is read,
+so the bound holds even while the scheduler is down.
 """
 
 from datetime import timedelta
@@ -27,8 +30,10 @@ def _stale(now) -> dict[str, Q]:
         LOST_PENDING.format(seconds=pending): Q(
             state=Job.State.PENDING, created_at__lt=now - timedelta(seconds=pending)
         ),
-        LOST_RUNNING.format(seconds=running): Q(
-            state=Job.State.RUNNING, started_at__lt=now - timedelta(seconds=running)
+        LOST_RUNNING.format(seconds=running): Q(state=Job.State.RUNNING)
+        & (
+            Q(last_progress_at__lt=now - timedelta(seconds=running))
+            | Q(last_progress_at__isnull=True, started_at__lt=now - timedelta(seconds=running))
         ),
     }
 

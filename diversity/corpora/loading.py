@@ -28,6 +28,7 @@ __all__ = [
     "corpus_pools",
     "corpus_structure",
     "pool_responses",
+    "query_structure",
 ]
 
 POOL_FETCH_ROWS = 20_000
@@ -59,12 +60,23 @@ class CorpusStructure:
 
 def corpus_structure(corpus: Corpus, categories: Sequence[str] | None = None) -> CorpusStructure:
     """Models and queries (only those of ``categories`` when given)."""
-    models = sorted(
-        CorpusModel.objects.filter(corpus=corpus).values_list("pk", "name"), key=lambda m: m[1]
-    )
     queries = CorpusQuery.objects.filter(corpus=corpus).order_by("position")
     if categories:
         queries = queries.filter(category__in=list(categories))
+    return _structure(corpus, queries)
+
+
+def query_structure(corpus: Corpus, query_id: str) -> CorpusStructure | None:
+    """Models and the one query ``query_id`` (None if the corpus has no such query): what
+    a query's drill-down needs, without reading the other queries."""
+    structure = _structure(corpus, CorpusQuery.objects.filter(corpus=corpus, query_id=query_id))
+    return structure if structure.queries else None
+
+
+def _structure(corpus: Corpus, queries) -> CorpusStructure:
+    models = sorted(
+        CorpusModel.objects.filter(corpus=corpus).values_list("pk", "name"), key=lambda m: m[1]
+    )
     return CorpusStructure(
         model_names=[name for _, name in models],
         model_index_of_pk={pk: index for index, (pk, _) in enumerate(models)},

@@ -11,13 +11,15 @@ import uuid
 from dataclasses import dataclass
 
 import numpy as np
+from django.db.models import Max, Q
 
 from core.models import Job
+from core.roles import ADMIN_GROUP, role_of
 from diversity.corpora.loading import (
     QueryInfo,
-    corpus_structure,
     pool_responses,
     pool_vectors,
+    query_structure,
 )
 from diversity.corpora.models import Corpus
 from diversity.corpora.services.analyses import BASIS_TFIDF, JOB_KIND, latest_job
@@ -30,27 +32,32 @@ __all__ = ["QueryDetail", "corpus_rows", "followed_job", "query_detail"]
 
 
 def corpus_rows() -> list[dict]:
-    """Every corpus with its newest finished analysis (or None)."""
-    rows = []
-    for corpus in Corpus.objects.all():
-        job = (
-            corpus.jobs.filter(kind=JOB_KIND, state=Job.State.SUCCEEDED)
-            .order_by("-finished_at")
-            .first()
+    """Every corpus (by name) with when its newest analysis finished (or None), in one
+    query whatever the number of corpora."""
+    corpora = Corpus.objects.annotate(
+        analysed_at=Max(
+            "jobs__finished_at",
+            filter=Q(jobs__kind=JOB_KIND, jobs__state=Job.State.SUCCEEDED),
         )
-        rows.append({"corpus": corpus, "analysed_at": job.finished_at if job else None})
-    return rows
+    ).order_by("name")
+    return [{"corpus": corpus, "analysed_at": corpus.analysed_at} for corpus in corpora]
 
 
-def followed_job(job_id: str | None, kind: str, subject: Corpus | None = None) -> Job | None:
+def followed_job(
+    job_id: str | None, kind: str, subject: Corpus | None = None, user=None
+) -> Job | None:
     """The job of ``kind`` (about ``subject``, when given) that a page was sent to follow by
-    its ``?job=`` parameter; None when the id is malformed or names another job."""
+    its ``?job=`` parameter; None when the id is malformed or names another job. With
+    ``user``, only a job that user started, unless the user is an admin (a corpus import's
+    job shows its file's name and problems to whoever follows it)."""
     try:
         pk = uuid.UUID(str(job_id))
     except ValueError:
         return None
-    jobs = subject.jobs if subject is not None else Job.objects
-    return jobs.filter(pk=pk, kind=kind).first()
+    jobs = (subject.jobs if subject is not None else Job.objects).filter(pk=pk, kind=kind)
+    if user is not None and role_of(user) != ADMIN_GROUP:
+        jobs = jobs.filter(created_by=user)
+    return jobs.first()
 
 
 @dataclass(frozen=True)
@@ -75,10 +82,10 @@ def _basis(corpus: Corpus, job: Job | None) -> str:
 
 def query_detail(corpus: Corpus, query_id: str) -> QueryDetail | None:
     """The drill-down of query ``query_id`` (None if the corpus has no such query)."""
-    structure = corpus_structure(corpus)
-    query = structure.query(query_id)
-    if query is None:
+    structure = query_structure(corpus, query_id)
+    if structure is None:
         return None
+    query = structure.queries[0]
     responses = next(iter(pool_responses(corpus, structure, [query])), None)
     if responses is None:
         return None

@@ -5,7 +5,9 @@ The embeddings in use are one ``.npy`` file (``Corpus.embedding_file``): a C-ord
 with ``row_index`` i, read memory-mapped. Each new set of embeddings gets a new file name,
 written and checked completely before the corpus row points at it (in the transaction
 that records it); the file it replaces is removed once that transaction has committed.
-A local-model run that has not finished keeps its rows in ``local-partial.npy``.
+A local-model run that has not finished keeps its rows in ``local-partial.npy``, and the
+token of the run that owns that file in ``local-partial.owner`` (a run that finds another
+token there was taken over, and stops without installing anything).
 """
 
 import os
@@ -21,6 +23,7 @@ from diversity.corpora.models import Corpus
 __all__ = [
     "DTYPES",
     "PARTIAL_LOCAL_FILE",
+    "PARTIAL_LOCAL_OWNER_FILE",
     "corpus_dir",
     "embedding_path",
     "new_embedding_name",
@@ -30,6 +33,7 @@ __all__ = [
 
 DTYPES = {"float32": np.float32, "float16": np.float16}
 PARTIAL_LOCAL_FILE = "local-partial.npy"
+PARTIAL_LOCAL_OWNER_FILE = "local-partial.owner"
 
 
 def corpus_dir(corpus: Corpus) -> Path:

@@ -40,14 +40,26 @@ urlpatterns = [
         views.table_csv,
         name="manage-corpus-table",
     ),
+    # A query id is percent-encoded whole in links (``/`` as %2F); the ids "." and ".." go
+    # in ``?id=`` instead (diversity.corpora.templatetags.corpus_links).
     path(
         "manage/corpora/<slug:name>/query.json/<path:query_id>",
         views.query_json,
         name="manage-corpus-query-json",
     ),
     path(
+        "manage/corpora/<slug:name>/query.json/",
+        views.query_json,
+        name="manage-corpus-query-json-by-parameter",
+    ),
+    path(
         "manage/corpora/<slug:name>/query/<path:query_id>",
         views.query_page,
         name="manage-corpus-query",
+    ),
+    path(
+        "manage/corpora/<slug:name>/query/",
+        views.query_page,
+        name="manage-corpus-query-by-parameter",
     ),
 ]

@@ -138,6 +138,8 @@ class SelectionForm(forms.Form):
     )
 
     def __init__(self, corpus: Corpus, *args, **kwargs):
+        # its own ids: the run-analysis form on the same page has a seed field too
+        kwargs.setdefault("auto_id", "batch_%s")
         super().__init__(*args, **kwargs)
         categories = (
             CorpusQuery.objects.filter(corpus=corpus)
@@ -244,8 +246,26 @@ def _table(report: dict, key: str) -> dict:
     return {"columns": columns, "rows": [dict(zip(keys, row, strict=True)) for row in rows]}
 
 
-def _query_rows(job: Job, category: str | None) -> tuple[list[dict], int]:
-    """The first ``QUERY_ROWS_SHOWN`` rows of the per-query table (of ``category``)."""
+# The per-query columns the page can rank all queries by (highest first), beyond the
+# first QUERY_ROWS_SHOWN that its table shows and sorts in the browser.
+QUERY_RANKINGS = {
+    "intra_model_mean": "intra-model",
+    "inter_model_mean": "inter-model",
+    "duplicate_share": "duplicate share",
+}
+
+
+def _ranked_value(row: dict, column: str) -> float:
+    try:
+        return float(row[column])
+    except (KeyError, TypeError, ValueError):
+        return float("-inf")  # an empty cell (no pairs) ranks last
+
+
+def _query_rows(job: Job, category: str | None, rank: str | None) -> tuple[list[dict], int]:
+    """The first ``QUERY_ROWS_SHOWN`` rows of the per-query table (of ``category``), in
+    file order or ranked by ``rank`` (a ``QUERY_RANKINGS`` column, highest first) over
+    every query."""
     path = job_file(job, "queries")
     if path is None:
         return [], 0
@@ -254,6 +274,8 @@ def _query_rows(job: Job, category: str | None) -> tuple[list[dict], int]:
         if category:
             rows = (row for row in rows if row["category"] == category)
         rows = list(rows)
+    if rank in QUERY_RANKINGS:
+        rows.sort(key=lambda row: _ranked_value(row, rank), reverse=True)
     return rows[:QUERY_ROWS_SHOWN], len(rows)
 
 
@@ -291,7 +313,7 @@ def _import_outcome(job: Job) -> dict:
 def corpus_list(request: HttpRequest) -> HttpResponse:
     outcome = {}
     if can_import_corpora(request.user):
-        job = selectors.followed_job(request.GET.get("job"), imports.JOB_KIND)
+        job = selectors.followed_job(request.GET.get("job"), imports.JOB_KIND, user=request.user)
         if job is not None:
             outcome = _import_outcome(job)
     return render(request, "corpora/corpus_list.html", _list_context(request, **outcome))
@@ -386,7 +408,8 @@ def _render_corpus_page(
     context["active_is_embeddings"] = active is not None and active.kind == embeddings.JOB_KIND
     if report is not None:
         category = request.GET.get("category") or None
-        query_rows, n_query_rows = _query_rows(job, category)
+        rank = request.GET.get("rank") if request.GET.get("rank") in QUERY_RANKINGS else None
+        query_rows, n_query_rows = _query_rows(job, category, rank)
         slots = source_slots(report["models"])
         models = _table(report, "models")
         for row in models["rows"]:
@@ -407,6 +430,9 @@ def _render_corpus_page(
                 "query_rows": query_rows,
                 "n_query_rows": n_query_rows,
                 "query_rows_shown": QUERY_ROWS_SHOWN,
+                "query_rank": rank,
+                "query_rank_label": QUERY_RANKINGS.get(rank, ""),
+                "query_rankings": QUERY_RANKINGS.items(),
                 "query_category": category,
                 "query_categories": sorted(report.get("by_category", {})),
                 "table_keys": list(presentation.TABLES),
@@ -521,10 +547,22 @@ def make_selection_batch(request: HttpRequest, name: str) -> HttpResponse:
 # --------------------------------------------------------------------------- a query
 
 
+def _query_id(request: HttpRequest, in_path: str | None) -> str:
+    """The query's id: from the path (already percent-decoded), or, for the ids ``.`` and
+    ``..`` that no path can carry, from ``?id=`` (``templatetags.corpus_links``)."""
+    if in_path is not None:
+        return in_path
+    query_id = request.GET.get("id", "")
+    if not query_id:
+        raise Http404("Which query? Give its id in the path or as ?id=.")
+    return query_id
+
+
 @staff_page(can_view_corpora)
 @require_GET
-def query_page(request: HttpRequest, name: str, query_id: str) -> HttpResponse:
+def query_page(request: HttpRequest, name: str, query_id: str | None = None) -> HttpResponse:
     corpus = get_object_or_404(Corpus, name=name)
+    query_id = _query_id(request, query_id)
     detail = selectors.query_detail(corpus, query_id)
     if detail is None:
         raise Http404(f"Corpus {corpus.name} has no query {query_id!r}.")
@@ -549,8 +587,9 @@ def query_page(request: HttpRequest, name: str, query_id: str) -> HttpResponse:
 
 @staff_page(can_view_corpora)
 @require_GET
-def query_json(request: HttpRequest, name: str, query_id: str) -> JsonResponse:
+def query_json(request: HttpRequest, name: str, query_id: str | None = None) -> JsonResponse:
     corpus = get_object_or_404(Corpus, name=name)
+    query_id = _query_id(request, query_id)
     detail = selectors.query_detail(corpus, query_id)
     if detail is None:
         raise Http404(f"Corpus {corpus.name} has no query {query_id!r}.")

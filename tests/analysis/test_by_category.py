@@ -179,6 +179,41 @@ def test_the_api_report_has_the_breakdown():
     assert answer.json()["by_category"] == report["by_category"]
 
 
+def test_the_api_report_narrows_items_and_breakdown_to_a_category_as_the_page_does(researcher):
+    batch, report = categorised_report()
+    api = token_client("researcher")
+    url = f"/api/v1/batches/{batch.slug}/report"
+
+    def item_ids(entries):
+        return sorted(item["item_id"] for item in entries)
+
+    creative = api.get(url, {"category": "Creative"}).json()
+    assert item_ids(creative["items"]) == item_ids(
+        item for item in report["items"] if item["category"] == "Creative"
+    )
+    assert [(e["category"], e["subcategory"]) for e in creative["by_category"]] == [
+        ("Creative", None),
+        ("Creative", "Poetry"),
+        ("Creative", "Stories"),
+    ]
+    assert creative["correlations"] == report["correlations"]  # batch-level figures stay
+    html = researcher.get(f"/manage/{batch.slug}/report", {"category": "Creative"})
+    assert html.context["n_items_total"] == len(creative["items"])
+    assert len(html.context["by_category"]["rows"]) == len(creative["by_category"])
+
+    stories = api.get(url, {"subcategory": "Stories"}).json()
+    assert {item["subcategory"] for item in stories["items"]} == {"Stories"}
+    assert len(stories["items"]) == 6
+    assert [(e["category"], e["subcategory"]) for e in stories["by_category"]] == [
+        ("Creative", "Stories")
+    ]
+    nothing = api.get(url, {"category": "Unheard of"}).json()
+    assert nothing["items"] == [] and nothing["by_category"] == []
+    too_long = api.get(url, {"category": "x" * 201})
+    assert too_long.status_code == 400 and too_long.json()["field"] == "category"
+    assert api.get(url).json()["items"] == report["items"]
+
+
 # --------------------------------------------------------------------------- pure part
 
 

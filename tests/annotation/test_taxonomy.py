@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import IntegrityError, transaction
 
 from annotation.models import Label, LabelStatus, Query
 from annotation.selectors import CategoryFilter
@@ -105,6 +106,17 @@ def test_a_subcategory_without_its_category_is_refused(tmp_path, fmt):
     problems = refused(batch, path)
     assert problems == [
         f"items.{fmt}:{line}: subcategory: a sub-category needs its category: give category too"
+    ]
+
+
+def test_the_database_refuses_a_query_with_a_subcategory_but_no_category():
+    Query.objects.create(query_id="tax-db-ok", text="Fine.", category="Creative", subcategory="")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Query.objects.create(query_id="tax-db-bad", text="Orphan.", subcategory="Poetry")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Query.objects.filter(query_id="tax-db-ok").update(category="", subcategory="Poetry")
+    assert list(Query.objects.values_list("query_id", "category", "subcategory")) == [
+        ("tax-db-ok", "Creative", "")
     ]
 
 

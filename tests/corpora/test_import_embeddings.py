@@ -4,6 +4,7 @@ files refused whole (nothing replaced) on a missing, extra, repeated or wrong-di
 or a value that is not a finite number."""
 
 import io
+import tracemalloc
 
 import numpy as np
 import pyarrow as pa
@@ -187,6 +188,74 @@ def test_a_row_of_another_dimension_is_refused(corpus, tmp_path):
     pq.write_table(table, tmp_path / "e.parquet")
     problems = refused(corpus, tmp_path / "e.parquet")
     assert problems == ["e.parquet:5: embedding: has 3 values; the first row has 5"]
+
+
+def peak_bytes(run) -> int:
+    """The most memory Python and NumPy held at once while ``run()`` ran."""
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_small_parquet_with_one_long_row_is_refused_without_padding(corpus, tmp_path):
+    rows = [[0.0] * 3 for _ in range(8192)]
+    rows[0] = [0.0] * 20_000  # every other row would be padded to this length
+    table = pa.table(
+        {
+            "response_id": [f"x{i}" for i in range(8192)],
+            "embedding": pa.array(rows, type=pa.list_(pa.float64())),
+        }
+    )
+    pq.write_table(table, tmp_path / "e.parquet")
+    assert (tmp_path / "e.parquet").stat().st_size < 100_000
+    problems = []
+    peak = peak_bytes(lambda: problems.extend(refused(corpus, tmp_path / "e.parquet")))
+    assert "e.parquet:2: embedding: has 3 values; the first row has 20000" in problems
+    assert peak < 200e6  # padded: 8192 x 20,000 x 8 bytes = 1.3 GB
+
+
+def test_an_array_wider_than_the_limit_is_refused_from_its_header(corpus, tmp_path):
+    header = {"descr": "<f8", "fortran_order": False, "shape": (1_000_000, 70_000)}
+    with open(tmp_path / "wide.npy", "wb") as stream:
+        np.lib.format.write_array_header_2_0(stream, header)
+    problems = []
+    peak = peak_bytes(lambda: problems.extend(refused(corpus, tmp_path / "wide.npy")))
+    assert problems == ["wide.npy:1: embedding: has 70,000 values; at most 65,536 are read"]
+    assert peak < 50e6
+
+
+def test_wide_rows_are_read_a_few_megabytes_at_a_time(corpus, tmp_path):
+    # the header promises 8192 rows of 65,536 values (2 GB); the file holds 10 of them
+    header = {"descr": "<f4", "fortran_order": False, "shape": (8192, 65_536)}
+    with open(tmp_path / "e.npy", "wb") as stream:
+        np.lib.format.write_array_header_2_0(stream, header)
+        stream.write(np.ones((10, 65_536), dtype=np.float32).tobytes())
+    problems = []
+    peak = peak_bytes(lambda: problems.extend(refused(corpus, tmp_path / "e.npy")))
+    assert problems == ["e.npy:11: embedding: the file ends before its last row"]
+    assert peak < 200e6
+
+
+def test_chunks_are_sized_by_bytes(corpus, tmp_path, monkeypatch):
+    ids = ids_of(corpus)
+    id_bytes = np.array(ids).itemsize  # in an .npz the ids are read with the rows
+    matrix = vectors(12)
+    np.save(tmp_path / "e.npy", matrix)
+    for path, row_bytes in (
+        (parquet_file(tmp_path / "e.parquet", ids, matrix), DIM * 8),  # values as float64
+        (npz_file(tmp_path / "e.npz", ids, matrix), DIM * 8 + id_bytes),
+        (tmp_path / "e.npy", DIM * 8),
+    ):
+        monkeypatch.setattr(embeddings, "READ_CHUNK_BYTES", 5 * row_bytes)  # five rows
+        first_rows = []
+        corpus = import_embeddings(
+            corpus, path, progress=lambda row, *_, seen=first_rows: seen.append(row)
+        )
+        assert first_rows == [1, 6, 11]
+        np.testing.assert_allclose(open_embeddings(corpus), unit(matrix), atol=1e-6)
 
 
 def test_nan_infinite_and_null_values_are_refused(corpus, tmp_path):

@@ -3,12 +3,15 @@ bad files refused whole with every ``FILE:LINE: field: message``."""
 
 import io
 import json
+import threading
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from core.errors import Conflict, InvalidInput
-from core.models import AuditEvent
+from core.jobs import execution
+from core.models import AuditEvent, Job
 from core.tabular import MAX_LISTED_PROBLEMS, ImportRejected
 from diversity.corpora.models import Corpus, CorpusModel, CorpusQuery, CorpusResponse
 from diversity.corpora.services import imports
@@ -122,7 +125,7 @@ def test_the_command_draws_its_progress_on_stderr(tmp_path, monkeypatch):
     path = jsonl_pool(tmp_path / "pool.jsonl", pool_rows(n_queries=2, samples=3))
     err = io.StringIO()
     call_command("import_corpus", "pool", str(path), stderr=err, stdout=io.StringIO())
-    assert "reading and writing" in err.getvalue() and "bytes" in err.getvalue()
+    assert "checking the file" in err.getvalue() and "bytes" in err.getvalue()
 
 
 def test_a_name_that_is_taken_or_malformed_is_refused(tmp_path):
@@ -228,7 +231,7 @@ def test_problems_are_capped_with_a_count_of_the_rest(tmp_path):
     assert problems[-1] == f"... and {60 - MAX_LISTED_PROBLEMS} more problems"
 
 
-def test_a_problem_after_rows_were_written_leaves_nothing(tmp_path, monkeypatch):
+def test_a_problem_after_several_chunks_of_rows_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(imports, "WRITE_CHUNK_ROWS", 3)
     rows = pool_rows(n_queries=5)
     rows[-1]["sample"] = "last"
@@ -236,6 +239,23 @@ def test_a_problem_after_rows_were_written_leaves_nothing(tmp_path, monkeypatch)
     assert problems == [
         f"p.jsonl:{len(rows)}: sample: must be a whole number from 0 to 2,147,483,647, not 'last'"
     ]
+
+
+def test_a_problem_found_while_writing_rolls_the_rows_written_back(tmp_path, monkeypatch):
+    """The file is checked again as it is written (it may have changed since the check):
+    a problem then undoes the chunks already written."""
+    monkeypatch.setattr(imports, "WRITE_CHUNK_ROWS", 3)
+    check_repeats = imports._Loader.check_repeats
+
+    def changed_meanwhile(loader, reread):
+        check_repeats(loader, reread)
+        if loader.corpus is not None:
+            assert CorpusResponse.objects.exists()  # chunks were written
+            loader.problems.add(7, "response", "changed since it was checked")
+
+    monkeypatch.setattr(imports._Loader, "check_repeats", changed_meanwhile)
+    problems = refused(jsonl_pool(tmp_path / "p.jsonl", pool_rows(n_queries=5)))
+    assert problems == ["p.jsonl:7: response: changed since it was checked"]
 
 
 def test_an_empty_file_or_an_unknown_type_is_refused(tmp_path):
@@ -285,3 +305,42 @@ def test_a_large_file_is_streamed_not_held_in_memory(tmp_path):
         tracemalloc.stop()
     assert corpus.n_responses == 20_000
     assert peak < size / 2, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.0f} MB file"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_jobs_progress_is_seen_by_others_before_it_commits(tmp_path, monkeypatch):
+    """The job's progress is written outside the import's transaction: a page polling the
+    job from another connection sees it move while the corpus is not there yet."""
+    monkeypatch.setattr(imports, "WRITE_CHUNK_ROWS", 4)
+    monkeypatch.setattr(execution, "PROGRESS_WRITE_INTERVAL_S", 0)
+    path = jsonl_pool(tmp_path / "p.jsonl", pool_rows(n_queries=6, samples=2))
+    with open(path, "rb") as upload:
+        stored = imports.save_upload(upload, "p.jsonl")
+    job = Job.objects.create(
+        kind=imports.JOB_KIND,
+        params={"stored_file": stored, "filename": "p.jsonl", "name": "seen", "title": ""},
+    )
+    seen = []  # (progress, corpus visible) as another connection reads them
+    write_progress = execution.JobProgress.__call__
+
+    def write_and_look(progress, done, total=None, message=""):
+        write_progress(progress, done, total, message)
+
+        def look():
+            try:
+                row = Job.objects.get(pk=job.pk)
+                seen.append((row.progress, Corpus.objects.filter(name="seen").exists()))
+            finally:
+                connection.close()
+
+        other = threading.Thread(target=look)
+        other.start()
+        other.join()
+
+    monkeypatch.setattr(execution.JobProgress, "__call__", write_and_look)
+    finished = execution.run_job(str(job.pk))
+
+    assert finished.state == Job.State.SUCCEEDED, finished.message
+    assert any(progress > 0 and not corpus_visible for progress, corpus_visible in seen), seen
+    progress = [value for value, _ in seen]
+    assert progress == sorted(progress) and finished.progress == finished.total

@@ -5,7 +5,10 @@ escaped in page and charts."""
 import csv
 import io
 import json
+import re
 import zipfile
+from html import unescape
+from urllib.parse import quote, urljoin, urlsplit
 
 import pytest
 from django.test import Client
@@ -15,7 +18,7 @@ from core.models import Job
 from diversity.corpora.services.analyses import analyse_now, analysis_params
 from tests.corpora.analysis_corpora import E1, E2, E3, make_corpus
 from tests.factories import make_batch
-from tests.staff import staff_client
+from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -133,6 +136,51 @@ def test_drill_down_projects_the_responses_with_their_texts(analysed_corpus):
     assert payload["query_id"] == "same" and len(payload["responses"]) == 4
     assert {r["model"] for r in payload["responses"]} == {HOSTILE, "beta"}
     assert all(set(r) >= {"x", "y", "text", "typicality"} for r in payload["responses"])
+
+
+# Ids a link must carry as they are: "/", dot segments, "%", "?" and "#".
+AWKWARD_IDS = ["q/../x", "x", "./y/.", "..", ".", "100%", "what?#now"]
+
+
+def test_a_query_link_opens_that_query_whatever_its_id(analysed_corpus):
+    texts = {query_id: f"Query number {n}." for n, query_id in enumerate(AWKWARD_IDS)}
+    rows = [
+        (query_id, texts[query_id], "", model, sample, f"{n}-{model}-{sample}", "A text.", vector)
+        for n, query_id in enumerate(AWKWARD_IDS)
+        for model, vector in (("alpha", E1), ("beta", E2))
+        for sample in (1, 2)
+    ]
+    corpus = make_corpus("awkward", rows)
+    job = analyse_now(corpus, analysis_params(bootstrap=20))
+    assert job.state == Job.State.SUCCEEDED, job.message
+    researcher = staff_client("researcher")
+    api = token_client("researcher", "api-researcher")
+    page_url = "http://testserver/manage/corpora/awkward/"
+    page = researcher.get(page_url).content.decode()
+    links = re.findall(r'<a href="([^"]*)" class="query-link">([^<]*)</a>', page)
+    assert sorted(unescape(shown) for _, shown in links) == sorted(AWKWARD_IDS)
+    for href, shown in links:
+        query_id = unescape(shown)
+        # as a browser resolves it: relative to the page, dot segments removed
+        followed = urlsplit(urljoin(page_url, unescape(href)))
+        assert followed.path.startswith("/manage/corpora/awkward/query/"), href
+        assert followed.fragment == "", href
+        opened = researcher.get(followed.path + (f"?{followed.query}" if followed.query else ""))
+        assert opened.status_code == 200, (query_id, href)
+        assert opened.context["detail"].query.query_id == query_id
+        assert texts[query_id] in opened.content.decode()
+        json_href = re.search(
+            r'<a class="button small" href="([^"]*)" download>', opened.content.decode()
+        )
+        download = urlsplit(urljoin(page_url, unescape(json_href.group(1))))
+        projection = researcher.get(
+            download.path + (f"?{download.query}" if download.query else "")
+        )
+        assert projection.status_code == 200 and projection.json()["query_id"] == query_id
+        if query_id not in (".", ".."):  # the API takes the id percent-encoded in the path
+            encoded = quote(query_id, safe="")
+            answer = api.get(f"/api/v1/corpora/awkward/queries/{encoded}/projection")
+            assert answer.status_code == 200 and answer.json()["query_id"] == query_id
 
 
 def test_downloads_hold_the_report_tables_and_figures(analysed_corpus):

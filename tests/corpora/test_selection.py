@@ -3,9 +3,11 @@ the batch's data card, and the link from the batch's ratings back to typicality.
 
 import io
 import json
+import tracemalloc
 
 import numpy as np
 import pytest
+from django.contrib.messages import get_messages
 
 from analysis.stats.correlation import spearman
 from analysis.stats.per_item import entropy_bits
@@ -18,6 +20,7 @@ from annotation.services.leasing import lease_next_item
 from core.errors import InvalidInput
 from core.models import Job
 from diversity.corpora.models import CorpusResponse, CorpusSelection
+from diversity.corpora.services import batches
 from diversity.corpora.services.analyses import (
     analyse_now,
     analysis_params,
@@ -25,8 +28,11 @@ from diversity.corpora.services.analyses import (
     typicality_of,
 )
 from diversity.corpora.services.batches import make_batch, select_items
+from diversity.corpora.services.imports import import_corpus
 from tests.corpora.analysis_corpora import make_corpus, random_rows
 from tests.factories import make_participant
+from tests.files import write_jsonl
+from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -117,6 +123,71 @@ def test_refused_selections_leave_no_batch():
     with pytest.raises(InvalidInput, match="per_query"):
         make_batch(corpus, slug="bad-k", rule="random", per_query=0)
     assert not Batch.objects.exists() and not CorpusSelection.objects.exists()
+
+
+def test_a_selection_over_the_limit_is_refused_before_any_work(settings, monkeypatch):
+    corpus = make_corpus("capped", random_rows())  # 6 queries x 3 models x 3 samples
+    analyse(corpus)
+    settings.SELECTION_MAX_ITEMS = 35
+
+    def no_texts(*args, **kwargs):
+        raise AssertionError("the texts were read before the limit was checked")
+
+    monkeypatch.setattr(batches, "pool_responses", no_texts)
+    # random, r = 2: 6 x 3 x 2 = 36 responses
+    with pytest.raises(InvalidInput, match="36 responses, more than the limit of 35") as refused:
+        make_batch(corpus, slug="too-many", rule="random", per_query=2, seed=1)
+    assert refused.value.field == "per_query"
+    # typicality, k = 4: each query's 9 responses hold 2k = 8
+    with pytest.raises(InvalidInput, match="48 responses, more than the limit of 35"):
+        make_batch(corpus, slug="too-typical", rule="typicality", per_query=4)
+    api = token_client("admin").post(
+        "/api/v1/corpora/capped/batches",
+        {"slug": "api-too-many", "rule": "random", "per_query": 2},
+        content_type="application/json",
+    )
+    assert api.status_code == 400 and api.json()["field"] == "per_query"
+    assert "36 responses" in api.json()["detail"] and "limit of 35" in api.json()["detail"]
+    page = staff_client("admin").post(
+        "/manage/corpora/capped/batch", {"slug": "page-too-many", "rule": "random", "per_query": 2}
+    )
+    assert page.status_code == 302 and page["Location"].endswith("#make-batch")
+    said = [str(message) for message in get_messages(page.wsgi_request)]
+    assert any("36 responses, more than the limit of 35" in message for message in said)
+    assert not Batch.objects.exists() and not CorpusSelection.objects.exists()
+
+    monkeypatch.undo()
+    settings.SELECTION_MAX_ITEMS = 36
+    _, selection = make_batch(corpus, slug="just-enough", rule="random", per_query=2, seed=1)
+    assert selection.counts["items"] == 36
+
+
+def test_a_large_selection_holds_no_extra_copies_of_its_texts(tmp_path):
+    rows = [
+        {
+            "query_id": f"q{q}",
+            "query": f"Question {q}?",
+            "model": f"m{m}",
+            "sample": s,
+            "response_id": f"r{q}-{m}-{s}",
+            "response": f"{q} {m} {s} " + "word " * 200,
+        }
+        for q in range(200)
+        for m in range(5)
+        for s in range(10)
+    ]
+    corpus = import_corpus("big", write_jsonl(tmp_path / "big.jsonl", rows))
+    text_bytes = sum(len(row["response"]) for row in rows)  # about 10 MB
+    tracemalloc.start()
+    try:
+        _, selection = make_batch(corpus, slug="all-of-big", rule="random", per_query=10, seed=0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert selection.counts["items"] == 10_000
+    # The item import's own validation holds the texts about twice over; joining the whole
+    # document in memory held them five times.
+    assert peak < 3 * text_bytes, f"peak {peak / 1e6:.1f} MB for {text_bytes / 1e6:.1f} MB"
 
 
 def test_a_batch_not_from_a_corpus_has_no_selection_lines():

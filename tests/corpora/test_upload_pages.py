@@ -205,6 +205,26 @@ def test_an_import_job_is_shown_only_to_those_who_may_import(
     assert researcher.get(f"{LIST_URL}?job=not-a-job").status_code == 200
 
 
+def test_another_users_import_job_is_shown_to_admins_only(
+    researcher, django_capture_on_commit_callbacks
+):
+    rows = pool_rows()
+    rows[1]["sample"] = "x"
+    page = post_and_run(
+        researcher, UPLOAD_URL, {"name": "pool", "file": pool_upload(rows, "private.jsonl")},
+        django_capture_on_commit_callbacks,
+    )  # fmt: skip
+    assert "private.jsonl:2: sample:" in page.content.decode()
+    followed = f"{LIST_URL}?job={Job.objects.get(kind='corpus_import').pk}"
+
+    other = staff_client("researcher").get(followed)
+    assert other.status_code == 200
+    assert "private.jsonl" not in other.content.decode()  # neither its file nor its problems
+    admin = staff_client("admin").get(followed).content.decode()
+    assert "private.jsonl was rejected; nothing was imported." in admin
+    assert "<code>private.jsonl:2: sample: must be a whole number" in admin
+
+
 def test_admins_import_too(django_capture_on_commit_callbacks):
     page = post_and_run(
         staff_client("admin"), UPLOAD_URL, {"name": "pool", "file": pool_upload()},

@@ -7,10 +7,8 @@ API and ``manage.py analyze_census`` all read the newest finished one (``latest_
 use it, so that their analysis appears on the page like one started there).
 """
 
-import json
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 from django.db import transaction
@@ -20,9 +18,10 @@ from annotation.models import Batch
 from core import audit
 from core.audit import Actor
 from core.errors import InvalidInput, NotFound
-from core.jobs.execution import JobProgress, job_files_dir, run_job
+from core.jobs.execution import JobProgress, job_files_dir, newest_report, run_job
 from core.jobs.kinds import register_job_kind
 from core.models import Job
+from core.parameters import integer_parameter
 from diversity.census.access import can_analyse_census
 from diversity.census.comparison import compare_with_norms
 from diversity.census.loading import census_records, human_answers, published_norms
@@ -58,17 +57,6 @@ CI_LEVEL = (CI_PERCENTILES[1] - CI_PERCENTILES[0]) / 100
 # --------------------------------------------------------------------------- parameters
 
 
-def _integer(field: str, value, low: int, high: int | None) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(field, f"must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise InvalidInput(field, f"must be {bounds}, got {value}")
-    return value
-
-
 def human_batch_of(slug: str | None) -> Batch | None:
     """The ``short_text`` batch named ``slug`` (``None`` for none); ``InvalidInput`` if the
     batch does not exist, is of another kind, or normalises answers by another rule than
@@ -100,8 +88,8 @@ def analysis_params(bootstrap=DEFAULT_DRAWS, seed=DEFAULT_SEED, human_batch=None
     """Checked job parameters: ``{"bootstrap", "seed", "human_batch"}``."""
     batch = human_batch_of(human_batch)
     return {
-        "bootstrap": _integer("bootstrap", bootstrap, 1, MAX_DRAWS),
-        "seed": _integer("seed", seed, 0, None),
+        "bootstrap": integer_parameter("bootstrap", bootstrap, 1, MAX_DRAWS),
+        "seed": integer_parameter("seed", seed, 0, None),
         "human_batch": batch.slug if batch else None,
     }
 
@@ -265,12 +253,4 @@ def analyse_now(census: Census, params: dict, actor: Actor | None = None) -> Job
 
 def latest_report(census: Census) -> tuple[Job, dict] | None:
     """The newest finished analysis of the census and its report, if any."""
-    job = census.jobs.filter(kind=JOB_KIND, state=Job.State.SUCCEEDED).order_by("-finished_at")
-    job = job.first()
-    if job is None:
-        return None
-    path = job_files_dir() / job.result_path
-    if not Path(path).exists():
-        return None
-    with open(path, encoding="utf-8") as stream:
-        return job, json.load(stream)
+    return newest_report(census, JOB_KIND)

@@ -116,10 +116,11 @@ class CorpusEmbeddingImportView(APIView):
             "(`float32`, default, or `float16`). Answers 202 with the job; a refused file "
             "(a missing, unknown, repeated or wrong-dimension row, a value that is not a "
             "finite number) makes it fail with `result.problems`, and the corpus keeps the "
-            "embeddings it had."
+            "embeddings it had. 409 while an embeddings job of the corpus is pending or "
+            "running."
         ),
         request={"multipart/form-data": EmbeddingUpload},
-        responses={202: JobResponse, **error_responses(400, 401, 403, 404)},
+        responses={202: JobResponse, **error_responses(400, 401, 403, 404, 409)},
         examples=[JOB_EXAMPLE],
     )
     def post(self, request, name: str):
@@ -142,7 +143,8 @@ class CorpusEmbeddingComputeView(APIView):
             "Optional `dtype` (`float32`, default, or `float16`) and `restart`. Answers 202 "
             "with the job; an unfinished earlier run is continued where it stopped unless "
             "`restart`. 409 when the local model (the optional `embed` extra) is not "
-            "installed on the server."
+            "installed on the server, or while an embeddings job of the corpus is pending or "
+            "running."
         ),
         request=EmbeddingCompute,
         responses={202: JobResponse, **error_responses(400, 401, 403, 404, 409)},

@@ -225,7 +225,10 @@ ProjectionResponse = inline_serializer(
         "query": serializers.CharField(),
         "category": serializers.CharField(),
         "subcategory": serializers.CharField(),
-        "basis": serializers.CharField(help_text="embeddings or lexical (TF-IDF)"),
+        "basis": serializers.CharField(
+            help_text="`embeddings` (the corpus's embeddings) or `tfidf` (TF-IDF vectors of the "
+            "texts)"
+        ),
         "explained_variance": serializers.ListField(
             child=serializers.FloatField(allow_null=True),
             help_text="Share of variance on each of the two axes.",
@@ -333,7 +336,9 @@ class CorpusBatchesView(APIView):
         description="Creates a draft absolute batch of the corpus's responses chosen by "
         "`rule` (`typicality`: per query the k most and k least typical of the newest "
         "analysis; `random`: r per model and query with `seed`), optionally only of some "
-        "`categories`; the rule goes into the batch's data card. 201 with the selection.",
+        "`categories`; the rule goes into the batch's data card. 201 with the selection; "
+        "400 (field `per_query`) when it would have more than `SELECTION_MAX_ITEMS` "
+        "(default 20,000) responses.",
         request=SelectionRequest,
         responses={201: SelectionResponse, **error_responses(400, 401, 403, 404, 409)},
     )

@@ -24,7 +24,6 @@ label entropy (``analysis.stats.per_item``), pooled and per category of the corp
 """
 
 import csv
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +40,10 @@ from annotation.models import Batch, BatchKind, Item
 from core import audit
 from core.audit import Actor
 from core.errors import InvalidInput, NotFound
-from core.jobs.execution import JobProgress, job_files_dir, run_job
+from core.jobs.execution import JobProgress, job_files_dir, newest_report, run_job
 from core.jobs.kinds import register_job_kind
 from core.models import Job
+from core.parameters import flag_parameter, integer_parameter
 from diversity.corpora.access import can_analyse_corpora
 from diversity.corpora.loading import CorpusStructure, corpus_pools, corpus_structure
 from diversity.corpora.models import Corpus, CorpusResponse, CorpusSelection
@@ -109,27 +109,6 @@ LOOKUP_CHUNK = 5000
 # --------------------------------------------------------------------------- parameters
 
 
-def _integer(field: str, value, low: int, high: int | None) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(field, f"must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise InvalidInput(field, f"must be {bounds}, got {value}")
-    return value
-
-
-def _flag(field: str, value) -> bool:
-    if isinstance(value, bool):
-        return value
-    if value in (None, "", 0, "0", "false", "off", "no"):
-        return False
-    if value in (1, "1", "true", "on", "yes"):
-        return True
-    raise InvalidInput(field, f"must be true or false, got {value!r}")
-
-
 def human_batch_of(slug) -> Batch | None:
     """The absolute batch named ``slug`` (None for none); ``InvalidInput`` otherwise."""
     if slug is None or (isinstance(slug, str) and not slug.strip()):
@@ -154,9 +133,9 @@ def analysis_params(
     """Checked job parameters: ``{"bootstrap", "seed", "lexical", "human_batch"}``."""
     batch = human_batch_of(human_batch)
     return {
-        "bootstrap": _integer("bootstrap", bootstrap, 1, MAX_DRAWS),
-        "seed": _integer("seed", seed, 0, 2**32 - 1),
-        "lexical": _flag("lexical", lexical),
+        "bootstrap": integer_parameter("bootstrap", bootstrap, 1, MAX_DRAWS),
+        "seed": integer_parameter("seed", seed, 0, 2**32 - 1),
+        "lexical": flag_parameter("lexical", lexical),
         "human_batch": batch.slug if batch else None,
     }
 
@@ -518,11 +497,7 @@ def latest_job(corpus: Corpus) -> Job | None:
 
 def latest_analysis(corpus: Corpus) -> tuple[Job, dict] | None:
     """The newest finished analysis of the corpus and its report, if any."""
-    job = latest_job(corpus)
-    if job is None:
-        return None
-    with open(job_files_dir() / job.result_path, encoding="utf-8") as stream:
-        return job, json.load(stream)
+    return newest_report(corpus, JOB_KIND)
 
 
 def job_file(job: Job, key: str) -> Path | None:

@@ -14,30 +14,45 @@ are responses of the corpus chosen by one of two rules, then records the rule in
   queries in file order, models by name, responses by sample number — so the same corpus,
   ``r`` and seed give the same items.
 
-Optionally only the queries of some ``categories``. The items are imported by
-``annotation.services.importing.import_items`` (one JSONL document in memory), so every rule
-of an item import holds. Item, query and response ids become ``<corpus>/<id>`` (ids are
-project-wide in batches; past 200 characters the id is replaced by its hash); each
-item's metadata keeps the corpus's own ids, the model, the sample, the typicality and
-which end of the ranking chose it, so the corpus analysis can link the item's ratings back
-(``services.analyses.item_rows``).
+Optionally only the queries of some ``categories``. A selection of more than
+``settings.SELECTION_MAX_ITEMS`` responses is refused before any text is read (its size is
+counted from the ids alone). The items are written, as they are chosen, to a temporary JSONL
+file that ``annotation.services.importing.import_items`` then imports, so every rule of an
+item import holds and no second copy of the texts is built in memory. Item, query and
+response ids become ``<corpus>/<id>`` (ids are project-wide in batches; past 200 characters
+the id is replaced by its hash); each item's metadata keeps the corpus's own ids, the model,
+the sample, the typicality and which end of the ranking chose it, so the corpus analysis can
+link the item's ratings back (``services.analyses.item_rows``).
 """
 
 import hashlib
-import io
 import json
+import math
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import IO
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Count
 
 from annotation.models import Batch, BatchKind
 from annotation.services.batches import create_batch
 from annotation.services.importing import import_items
 from core.audit import Actor
 from core.errors import InvalidInput
-from diversity.corpora.loading import corpus_structure, pool_responses
-from diversity.corpora.models import Corpus, CorpusQuery, CorpusSelection, SelectionRule
+from core.parameters import integer_parameter
+from diversity.corpora.loading import CorpusStructure, corpus_structure, pool_responses
+from diversity.corpora.models import (
+    Corpus,
+    CorpusQuery,
+    CorpusResponse,
+    CorpusSelection,
+    SelectionRule,
+)
 from diversity.corpora.services.analyses import latest_job, typicality_of
 
 __all__ = [
@@ -47,6 +62,7 @@ __all__ = [
     "select_items",
     "selection_card_lines",
     "selection_params",
+    "selection_size",
 ]
 
 MAX_PER_QUERY = 1000
@@ -68,17 +84,6 @@ class SelectedItem:
     chosen_as: str
 
 
-def _integer(field: str, value, low: int, high: int | None) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(field, f"must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise InvalidInput(field, f"must be {bounds}, got {value}")
-    return value
-
-
 def selection_params(
     corpus: Corpus, rule, per_query, seed=None, categories=None
 ) -> tuple[str, int, int | None, list[str]]:
@@ -87,9 +92,9 @@ def selection_params(
         raise InvalidInput(
             "rule", f"must be one of {', '.join(SelectionRule.values)}, got {rule!r}"
         )
-    per_query = _integer("per_query", per_query, 1, MAX_PER_QUERY)
+    per_query = integer_parameter("per_query", per_query, 1, MAX_PER_QUERY)
     if rule == SelectionRule.RANDOM:
-        seed = _integer("seed", 0 if seed in (None, "") else seed, 0, 2**63 - 1)
+        seed = integer_parameter("seed", 0 if seed in (None, "") else seed, 0, 2**63 - 1)
     else:
         seed = None
     if categories in (None, ""):
@@ -110,28 +115,79 @@ def selection_params(
     return rule, per_query, seed, categories
 
 
-def select_items(
+def _typicality_source(corpus: Corpus, rule: str) -> tuple[object, np.ndarray | None]:
+    """The analysis job and its typicality array the rule needs (``None, None`` for random)."""
+    if rule != SelectionRule.TYPICALITY:
+        return None, None
+    job = latest_job(corpus)
+    typicality = typicality_of(job) if job is not None else None
+    if typicality is None:
+        raise InvalidInput(
+            "rule",
+            f"the typicality rule needs a finished analysis of corpus {corpus.name!r}; "
+            "run one first",
+        )
+    return job, typicality
+
+
+def selection_size(
     corpus: Corpus,
     rule: str,
     per_query: int,
-    seed: int | None = None,
     categories: list[str] | None = None,
-) -> tuple[list[SelectedItem], object]:
-    """The responses the rule chooses, query by query, and the analysis job it used."""
-    structure = corpus_structure(corpus, categories or None)
-    job = None
-    typicality = None
+    typicality: np.ndarray | None = None,
+) -> int:
+    """How many responses the rule chooses, counted from ids (and typicality) without
+    reading a text.
+
+    ``random``: the sum over (query, model) of ``min(r, responses)``; ``typicality``: the
+    sum over queries of ``min(2k, responses of defined typicality)``.
+    """
+    responses = CorpusResponse.objects.filter(corpus=corpus)
+    if categories:
+        responses = responses.filter(query__category__in=list(categories))
+    if rule == SelectionRule.RANDOM:
+        sizes = responses.values("query", "model").annotate(n=Count("pk")).values_list("n")
+        return sum(min(n, per_query) for (n,) in sizes)
+    defined: Counter[int] = Counter()
+    for query_pk, row in responses.values_list("query", "row_index").iterator(chunk_size=20_000):
+        if not math.isnan(typicality[row]):
+            defined[query_pk] += 1
+    return sum(min(n, 2 * per_query) for n in defined.values())
+
+
+def _check_size(
+    corpus: Corpus, rule: str, per_query: int, categories: list[str], typicality
+) -> None:
+    """Refuse a selection of more than ``SELECTION_MAX_ITEMS`` responses, before any work."""
+    limit = settings.SELECTION_MAX_ITEMS
     if rule == SelectionRule.TYPICALITY:
-        job = latest_job(corpus)
-        typicality = typicality_of(job) if job is not None else None
-        if typicality is None:
-            raise InvalidInput(
-                "rule",
-                f"the typicality rule needs a finished analysis of corpus {corpus.name!r}; "
-                "run one first",
-            )
+        # Each query gives at most 2k: most selections are under the limit without a count.
+        queries = CorpusQuery.objects.filter(corpus=corpus)
+        if categories:
+            queries = queries.filter(category__in=categories)
+        bound = sum(min(n, 2 * per_query) for n in queries.values_list("n_responses", flat=True))
+        if bound <= limit:
+            return
+    size = selection_size(corpus, rule, per_query, categories, typicality)
+    if size > limit:
+        raise InvalidInput(
+            "per_query",
+            f"the selection has {size:,} responses, more than the limit of {limit:,} "
+            "(SELECTION_MAX_ITEMS): choose a smaller per_query or fewer categories",
+        )
+
+
+def _chosen(
+    structure: CorpusStructure,
+    corpus: Corpus,
+    rule: str,
+    per_query: int,
+    seed: int | None,
+    typicality: np.ndarray | None,
+) -> Iterator[SelectedItem]:
+    """The responses the rule chooses, query by query (one fetched chunk in memory)."""
     rng = np.random.default_rng(seed) if rule == SelectionRule.RANDOM else None
-    chosen: list[SelectedItem] = []
     for responses in pool_responses(corpus, structure):
         query = responses.query
         if rule == SelectionRule.TYPICALITY:
@@ -156,21 +212,31 @@ def select_items(
             value = None
             if typicality is not None:
                 value = float(typicality[responses.row_index[i]])
-            chosen.append(
-                SelectedItem(
-                    query_id=query.query_id,
-                    query_text=query.text,
-                    category=query.category,
-                    subcategory=query.subcategory,
-                    response_id=responses.response_ids[i],
-                    text=responses.texts[i],
-                    model=structure.model_names[int(responses.model_index[i])],
-                    sample=int(responses.sample[i]),
-                    typicality=value,
-                    chosen_as=ENDS[end],
-                )
+            yield SelectedItem(
+                query_id=query.query_id,
+                query_text=query.text,
+                category=query.category,
+                subcategory=query.subcategory,
+                response_id=responses.response_ids[i],
+                text=responses.texts[i],
+                model=structure.model_names[int(responses.model_index[i])],
+                sample=int(responses.sample[i]),
+                typicality=value,
+                chosen_as=ENDS[end],
             )
-    return chosen, job
+
+
+def select_items(
+    corpus: Corpus,
+    rule: str,
+    per_query: int,
+    seed: int | None = None,
+    categories: list[str] | None = None,
+) -> tuple[list[SelectedItem], object]:
+    """The responses the rule chooses, query by query, and the analysis job it used."""
+    structure = corpus_structure(corpus, categories or None)
+    job, typicality = _typicality_source(corpus, rule)
+    return list(_chosen(structure, corpus, rule, per_query, seed, typicality)), job
 
 
 def _batch_id(corpus: Corpus, corpus_id: str) -> str:
@@ -181,30 +247,47 @@ def _batch_id(corpus: Corpus, corpus_id: str) -> str:
     return f"{corpus.name}/#{hashlib.sha256(corpus_id.encode()).hexdigest()[:32]}"
 
 
-def _items_file(corpus: Corpus, items: list[SelectedItem]) -> io.BytesIO:
-    lines = []
+def _item_line(corpus: Corpus, item: SelectedItem) -> bytes:
+    row = {
+        "item_id": _batch_id(corpus, item.response_id),
+        "query_id": _batch_id(corpus, item.query_id),
+        "query": item.query_text,
+        "response_id": _batch_id(corpus, item.response_id),
+        "response": item.text,
+        "model": item.model,
+        "corpus": corpus.name,
+        "corpus_query_id": item.query_id,
+        "corpus_response_id": item.response_id,
+        "sample": item.sample,
+        "chosen_as": item.chosen_as,
+    }
+    if item.category:
+        row["category"] = item.category
+    if item.subcategory:
+        row["subcategory"] = item.subcategory
+    if item.typicality is not None:
+        row["typicality"] = item.typicality
+    return json.dumps(row, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def _write_items(corpus: Corpus, items: Iterator[SelectedItem], file: IO[bytes]) -> dict:
+    """Write ``items`` to ``file`` as JSONL, one at a time; the selection's counts."""
+    n_items = 0
+    queries: set[str] = set()
+    models: set[str] = set()
+    ends: Counter[str] = Counter()
     for item in items:
-        row = {
-            "item_id": _batch_id(corpus, item.response_id),
-            "query_id": _batch_id(corpus, item.query_id),
-            "query": item.query_text,
-            "response_id": _batch_id(corpus, item.response_id),
-            "response": item.text,
-            "model": item.model,
-            "corpus": corpus.name,
-            "corpus_query_id": item.query_id,
-            "corpus_response_id": item.response_id,
-            "sample": item.sample,
-            "chosen_as": item.chosen_as,
-        }
-        if item.category:
-            row["category"] = item.category
-        if item.subcategory:
-            row["subcategory"] = item.subcategory
-        if item.typicality is not None:
-            row["typicality"] = item.typicality
-        lines.append(json.dumps(row, ensure_ascii=False))
-    return io.BytesIO(("\n".join(lines) + "\n").encode("utf-8"))
+        file.write(_item_line(corpus, item))
+        n_items += 1
+        queries.add(item.query_id)
+        models.add(item.model)
+        ends[item.chosen_as] += 1
+    return {
+        "items": n_items,
+        "queries": len(queries),
+        "models": len(models),
+        **{end.replace(" ", "_"): ends[end] for end in ENDS.values() if ends[end]},
+    }
 
 
 def make_batch(
@@ -219,41 +302,42 @@ def make_batch(
     annotations_per_item: int | None = None,
     actor: Actor | None = None,
 ) -> tuple[Batch, CorpusSelection]:
-    """A draft absolute batch of the selection, and its recorded ``CorpusSelection``."""
+    """A draft absolute batch of the selection, and its recorded ``CorpusSelection``.
+
+    Refused (``InvalidInput``, nothing made) when the selection is empty or has more than
+    ``settings.SELECTION_MAX_ITEMS`` responses.
+    """
     rule, per_query, seed, categories = selection_params(corpus, rule, per_query, seed, categories)
-    items, job = select_items(corpus, rule, per_query, seed, categories)
-    if not items:
-        raise InvalidInput("rule", "the selection is empty: no response matches")
+    job, typicality = _typicality_source(corpus, rule)
+    _check_size(corpus, rule, per_query, categories, typicality)
+    structure = corpus_structure(corpus, categories or None)
     design = {} if annotations_per_item is None else {"annotations_per_item": annotations_per_item}
-    with transaction.atomic():
-        batch = create_batch(
-            slug=slug,
-            kind=BatchKind.ABSOLUTE,
-            title=title or f"{corpus.name}: {SelectionRule(rule).label}",
-            actor=actor,
-            **design,
-        )
-        import_items(batch, _items_file(corpus, items), filename=f"{slug}.jsonl", actor=actor)
-        selection = CorpusSelection.objects.create(
-            corpus=corpus,
-            batch=batch,
-            rule=rule,
-            per_query=per_query,
-            seed=seed,
-            categories=categories,
-            analysis_job=job,
-            counts={
-                "items": len(items),
-                "queries": len({item.query_id for item in items}),
-                "models": len({item.model for item in items}),
-                **{
-                    end.replace(" ", "_"): sum(item.chosen_as == end for item in items)
-                    for end in ENDS.values()
-                    if any(item.chosen_as == end for item in items)
-                },
-            },
-            created_by=actor.user if actor else None,
-        )
+    with tempfile.TemporaryFile(prefix="selection-", suffix=".jsonl") as items_file:
+        chosen = _chosen(structure, corpus, rule, per_query, seed, typicality)
+        counts = _write_items(corpus, chosen, items_file)
+        if not counts["items"]:
+            raise InvalidInput("rule", "the selection is empty: no response matches")
+        items_file.seek(0)
+        with transaction.atomic():
+            batch = create_batch(
+                slug=slug,
+                kind=BatchKind.ABSOLUTE,
+                title=title or f"{corpus.name}: {SelectionRule(rule).label}",
+                actor=actor,
+                **design,
+            )
+            import_items(batch, items_file, filename=f"{slug}.jsonl", actor=actor)
+            selection = CorpusSelection.objects.create(
+                corpus=corpus,
+                batch=batch,
+                rule=rule,
+                per_query=per_query,
+                seed=seed,
+                categories=categories,
+                analysis_job=job,
+                counts=counts,
+                created_by=actor.user if actor else None,
+            )
     return batch, selection
 
 

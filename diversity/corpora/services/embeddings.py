@@ -15,9 +15,12 @@ problem as ``FILE:ROW: field: message`` (ROW counts the file's rows from 1).
 ``ModelUnavailable`` says how to install it) — ``chunk_rows`` responses at a time in
 ``row_index`` order into ``local-partial.npy``; after each chunk the file is flushed and
 ``Corpus.local_rows_done`` saved, so a run that stops is continued by the next run of the
-same model from there. There is no lexical embedder: TF-IDF vectors live in each query's
-own vocabulary (one dimension per n-gram of that query), so the analysis builds them per
-query when asked (``analyze_corpus --lexical``) instead of storing them here.
+same model from there. One run at a time: a run writes, counts and installs only while the
+unfinished file is still its own (``embed_corpus``), and a second embeddings job of a
+corpus is refused (409) while one is pending or running. There is no lexical embedder:
+TF-IDF vectors live in each query's own vocabulary (one dimension per n-gram of that
+query), so the analysis builds them per query when asked (``analyze_corpus --lexical``)
+instead of storing them here.
 
 Either way the corpus row points at the new file in one transaction, recorded in its audit
 trail; the file it replaces is removed after the commit (``diversity.corpora.storage``).
@@ -25,7 +28,6 @@ trail; the file it replaces is removed after the commit (``diversity.corpora.sto
 
 import hashlib
 import os
-import shutil
 import uuid
 import zipfile
 from collections.abc import Callable, Iterator
@@ -34,15 +36,18 @@ from pathlib import Path
 from typing import IO
 
 import numpy as np
+from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import timezone
 
 from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput, ServiceError
-from core.jobs.execution import JobProgress, job_files_dir
+from core.jobs.execution import JobProgress, job_files_dir, store_upload
 from core.jobs.kinds import register_job_kind
 from core.jobs.queue import start_job
+from core.jobs.staleness import fail_stale_jobs
+from core.locking import lock_rows
 from core.models import Job
 from core.tabular import ImportRejected, Problems
 from diversity.corpora.access import can_change_corpora
@@ -50,6 +55,7 @@ from diversity.corpora.models import Corpus, CorpusResponse, EmbeddingSource
 from diversity.corpora.storage import (
     DTYPES,
     PARTIAL_LOCAL_FILE,
+    PARTIAL_LOCAL_OWNER_FILE,
     corpus_dir,
     embedding_path,
     new_embedding_name,
@@ -74,6 +80,7 @@ __all__ = [
 JOB_KIND = "corpus_embeddings"
 EMBEDDING_FORMATS = {".parquet": "parquet", ".npz": "npz", ".npy": "npy"}
 READ_CHUNK_ROWS = 8192
+READ_CHUNK_BYTES = 64 * 1024 * 1024
 LOCAL_CHUNK_ROWS = 2048
 MAX_DIMENSION = 65_536
 REMAP_BYTES = 64 * 1024 * 1024
@@ -104,13 +111,25 @@ def embedding_format(filename: str) -> str:
 
 @dataclass
 class _Chunk:
-    """Rows of the file: ``vectors`` m x w (NaN-padded where ``lengths`` says a row is
-    shorter; ``lengths`` None: every row has w values, -1: a missing row)."""
+    """Rows of the file. ``lengths`` gives each row's number of values (-1: a missing row;
+    None: every row has w values); ``vectors`` k x w holds, in order, the rows that have
+    w values (the dimension of the file's first row), and only those: a row of another
+    length is refused, so it is never padded."""
 
     first_row: int  # 1-based row number in the file of the chunk's first row
     ids: list[str | None] | None  # None: rows are the corpus's rows in order (.npy)
     vectors: np.ndarray
     lengths: np.ndarray | None = None
+
+
+def _chunk_rows(row_bytes: int) -> int:
+    """Rows read at a time: at most ``READ_CHUNK_BYTES`` of them as float64 (how they are
+    checked and scaled), and at most ``READ_CHUNK_ROWS`` (their ids are Python strings)."""
+    return max(1, min(READ_CHUNK_ROWS, READ_CHUNK_BYTES // max(1, row_bytes)))
+
+
+def _too_wide(values: int) -> str:
+    return f"has {values:,} values; at most {MAX_DIMENSION:,} are read"
 
 
 class _Refused(Exception):
@@ -155,6 +174,9 @@ def _check_float_matrix(shape, dtype, member: str, problems: Problems) -> int:
     if len(shape) != 2 or shape[1] < 1:
         problems.add(1, member, f"must be a 2-dimensional array (rows x dimension), not {shape}")
         raise _Refused
+    if shape[1] > MAX_DIMENSION:  # from the header, before a row is read
+        problems.add(1, member, _too_wide(int(shape[1])))
+        raise _Refused
     if dtype.kind != "f":
         problems.add(1, member, f"must hold floating-point numbers, not {dtype}")
         raise _Refused
@@ -163,10 +185,11 @@ def _check_float_matrix(shape, dtype, member: str, problems: Problems) -> int:
 
 def _read_npy(handle: IO, problems: Problems) -> Iterator[_Chunk]:
     shape, dtype = _npy_header(handle, problems.name, "embedding", problems)
-    _check_float_matrix(shape, dtype, "embedding", problems)
+    width = _check_float_matrix(shape, dtype, "embedding", problems)
+    rows = _chunk_rows(width * 8)
     done = 0
     while done < shape[0]:
-        block = _npy_rows(handle, shape, dtype, min(READ_CHUNK_ROWS, shape[0] - done))
+        block = _npy_rows(handle, shape, dtype, min(rows, shape[0] - done))
         if block.shape[0] == 0:
             problems.add(done + 1, "embedding", "the file ends before its last row")
             raise _Refused
@@ -190,7 +213,7 @@ def _read_npz(handle: IO, problems: Problems) -> Iterator[_Chunk]:
         with archive.open("response_id.npy") as ids_stream, archive.open("embedding.npy") as data:
             id_shape, id_dtype = _npy_header(ids_stream, problems.name, "response_id", problems)
             shape, dtype = _npy_header(data, problems.name, "embedding", problems)
-            _check_float_matrix(shape, dtype, "embedding", problems)
+            width = _check_float_matrix(shape, dtype, "embedding", problems)
             if len(id_shape) != 1 or id_dtype.kind not in "USiu":
                 problems.add(
                     1, "response_id", f"must be a 1-dimensional array of strings, not {id_dtype}"
@@ -203,9 +226,11 @@ def _read_npz(handle: IO, problems: Problems) -> Iterator[_Chunk]:
                     f"holds {id_shape[0]:,} ids for {shape[0]:,} embedding rows",
                 )
                 raise _Refused
+            # the ids count too: a string dtype of a million characters is 4 MB a row
+            rows = _chunk_rows(width * 8 + id_dtype.itemsize)
             done = 0
             while done < shape[0]:
-                count = min(READ_CHUNK_ROWS, shape[0] - done)
+                count = min(rows, shape[0] - done)
                 ids = _npy_rows(ids_stream, id_shape, id_dtype, count)
                 block = _npy_rows(data, shape, dtype, count)
                 if block.shape[0] != count or ids.shape[0] != count:
@@ -240,27 +265,51 @@ def _read_parquet(handle: IO, problems: Problems) -> Iterator[_Chunk]:
     ) or not pa.types.is_floating(vector_type.value_type):
         problems.add(1, "embedding", f"must be a list of floating-point numbers, not {vector_type}")
         raise _Refused
+    if pa.types.is_fixed_size_list(vector_type):
+        width, first_row = vector_type.list_size, 1
+    else:
+        width, first_row = _first_length(parquet, pc)
+    if width is not None and not 1 <= width <= MAX_DIMENSION:
+        message = f"has {width} values" if width < 1 else _too_wide(width)
+        problems.add(first_row, "embedding", message)
+        raise _Refused
+    width = width or 1  # no row has a vector: each one is reported missing
     row = 1
     for batch in parquet.iter_batches(
-        batch_size=READ_CHUNK_ROWS, columns=["response_id", "embedding"]
+        batch_size=_chunk_rows(width * 8), columns=["response_id", "embedding"]
     ):
         ids = [None if value is None else str(value) for value in batch.column(0).to_pylist()]
         vectors = batch.column(1)
-        lengths = pc.list_value_length(vectors).to_numpy(zero_copy_only=False)
-        lengths = np.where(np.isnan(lengths.astype(float)), -1, lengths).astype(np.int64)
+        lengths = _list_lengths(vectors, pc)
         for offset in np.flatnonzero(lengths < 0).tolist():
             problems.add(row + offset, "embedding", "is missing (null)")
-        width = int(lengths.max()) if lengths.size else 0
-        if lengths.size and (lengths == width).all():
-            values = vectors.flatten().to_numpy(zero_copy_only=False)
-            yield _Chunk(row, ids, values.reshape(len(ids), width))
-        else:
-            padded = np.full((len(ids), max(width, 0)), np.nan)
-            for offset, vector in enumerate(vectors.to_pylist()):
-                if vector is not None:
-                    padded[offset, : len(vector)] = [np.nan if v is None else v for v in vector]
-            yield _Chunk(row, ids, padded, lengths)
+        # only the rows of the first row's length are taken: a longer row is refused (by
+        # the writer), never padded into a rows x longest-row block
+        matching = lengths == width
+        if not matching.all():
+            vectors = vectors.filter(pa.array(matching))
+        values = vectors.flatten().to_numpy(zero_copy_only=False)
+        yield _Chunk(row, ids, values.reshape(-1, width), lengths)
         row += len(ids)
+
+
+def _list_lengths(vectors, pc) -> np.ndarray:
+    """Each row's number of values; -1 for a missing (null) row."""
+    lengths = pc.list_value_length(vectors).to_numpy(zero_copy_only=False)
+    return np.where(np.isnan(lengths.astype(float)), -1, lengths).astype(np.int64)
+
+
+def _first_length(parquet, pc) -> tuple[int | None, int]:
+    """The number of values of the file's first non-missing row, and that row's number
+    (None when no row has one), read a few rows at a time whatever the rows' lengths."""
+    row = 1
+    for batch in parquet.iter_batches(batch_size=16, columns=["embedding"]):
+        lengths = _list_lengths(batch.column(0), pc)
+        given = np.flatnonzero(lengths >= 0)
+        if given.size:
+            return int(lengths[given[0]]), row + int(given[0])
+        row += len(lengths)
+    return None, 1
 
 
 READERS = {"parquet": _read_parquet, "npz": _read_npz, "npy": _read_npy}
@@ -312,14 +361,16 @@ class _Writer:
     def add(self, chunk: _Chunk, row_index_of: dict[str, int] | None) -> None:
         problems = self.problems
         block = chunk.vectors
-        m = block.shape[0]
+        width = block.shape[1]
+        lengths = chunk.lengths if chunk.lengths is not None else np.full(block.shape[0], width)
+        m = lengths.shape[0]
         rows_in_file = np.arange(chunk.first_row, chunk.first_row + m)
-        lengths = chunk.lengths if chunk.lengths is not None else np.full(m, block.shape[1])
         given = lengths[lengths >= 0]
         if self.dimension is None and given.size:
             first = int(given[0])
             if not 1 <= first <= MAX_DIMENSION:
-                problems.add(int(rows_in_file[lengths >= 0][0]), "embedding", f"has {first} values")
+                message = f"has {first} values" if first < 1 else _too_wide(first)
+                problems.add(int(rows_in_file[lengths >= 0][0]), "embedding", message)
                 raise _Refused
             self._open(first)
         for offset in np.flatnonzero((lengths != self.dimension) & (lengths >= 0)).tolist():
@@ -328,18 +379,18 @@ class _Writer:
                 "embedding",
                 f"has {int(lengths[offset])} values; the first row has {self.dimension}",
             )
-        usable = lengths == self.dimension
-        if self.dimension is not None and usable.any():
-            values = block[:, : self.dimension]
-            bad = usable & ~np.isfinite(values).all(axis=1)
-            for offset in np.flatnonzero(bad).tolist():
-                column = int(np.flatnonzero(~np.isfinite(values[offset]))[0])
+        in_block = np.flatnonzero(lengths == width)  # the row of each of block's rows
+        usable = np.zeros(m, dtype=bool)
+        if width == self.dimension and in_block.size:
+            finite = np.isfinite(block).all(axis=1)
+            for position in np.flatnonzero(~finite).tolist():
+                column = int(np.flatnonzero(~np.isfinite(block[position]))[0])
                 problems.add(
-                    int(rows_in_file[offset]),
+                    int(rows_in_file[in_block[position]]),
                     "embedding",
-                    f"value {column + 1} is {values[offset, column]} (not a finite number)",
+                    f"value {column + 1} is {block[position, column]} (not a finite number)",
                 )
-            usable &= ~bad
+            usable[in_block[finite]] = True
         if chunk.ids is None:
             targets = rows_in_file - 1
             beyond = targets >= self.n
@@ -380,9 +431,9 @@ class _Writer:
         if chunk.ids is None:
             self.given_at[targets[known]] = rows_in_file[known]
         if problems.count == 0 and self.array is not None:
-            keep = usable & known
-            vectors = block[keep, : self.dimension]
-            self.array[targets[keep]] = _unit(vectors).astype(self.dtype)
+            written = (usable & known)[in_block]  # which of block's rows are written
+            vectors = block[written]
+            self.array[targets[in_block[written]]] = _unit(vectors).astype(self.dtype)
             self.unmapped_bytes += vectors.shape[0] * self.dimension * self.array.itemsize
             if self.unmapped_bytes >= REMAP_BYTES:
                 self._remap()
@@ -498,13 +549,21 @@ def _install(
     sha256: str,
     actor: Actor | None,
     extra: dict | None = None,
+    check: Callable[[Corpus], None] | None = None,
 ) -> Corpus:
-    """Point the corpus at a finished embedding file (renamed to a name of its own)."""
+    """Point the corpus at a finished embedding file (renamed to a name of its own).
+
+    ``check(corpus)`` runs first under the corpus's row lock and may refuse (raise): the
+    file is then left where it is."""
     final = corpus_dir(corpus) / new_embedding_name()
-    os.replace(ready, final)
+    renamed = False
     try:
         with transaction.atomic():
-            locked = Corpus.objects.select_for_update().get(pk=corpus.pk)
+            locked = lock_rows(Corpus.objects.filter(pk=corpus.pk)).get()
+            if check is not None:
+                check(locked)
+            os.replace(ready, final)
+            renamed = True
             replaced = embedding_path(locked)
             fields = {
                 "embedding_source": source,
@@ -532,7 +591,8 @@ def _install(
             )
             remove_after_commit(replaced)
     except BaseException:
-        final.unlink(missing_ok=True)
+        if renamed:  # the file goes back, so an unfinished local run can still resume
+            os.replace(final, ready)
         raise
     corpus.refresh_from_db()
     return corpus
@@ -543,30 +603,58 @@ def _install(
 
 def save_embeddings_upload(upload, filename: str) -> str:
     """Store an uploaded embedding file for a job; its name in the jobs folder."""
-    fmt = embedding_format(filename)
-    stored = f"upload-{uuid.uuid4().hex}.{fmt}"
-    with open(job_files_dir() / stored, "wb") as target:
-        shutil.copyfileobj(upload, target, length=1024 * 1024)
-    return stored
+    return store_upload(upload, embedding_format(filename))  # the type is checked first
+
+
+def _embedding_jobs(corpus: Corpus, *states: str):
+    jobs = Job.objects.filter(
+        kind=JOB_KIND,
+        subject_type=ContentType.objects.get_for_model(Corpus),
+        subject_id=corpus.pk,
+    )
+    fail_stale_jobs(jobs)  # a job whose worker died holds nothing
+    return jobs.filter(state__in=states).order_by("created_at")
+
+
+def _refuse_while_busy(corpus: Corpus) -> None:
+    """In a transaction: lock the corpus row and refuse (``Conflict``) while an embeddings
+    job of the corpus is pending or running; the lock holds until the caller's job is
+    recorded, so of two requests at once one is refused."""
+    lock_rows(Corpus.objects.filter(pk=corpus.pk)).get()
+    busy = _embedding_jobs(corpus, Job.State.PENDING, Job.State.RUNNING).first()
+    if busy is not None:
+        raise Conflict(
+            f"corpus: an embeddings job of corpus {corpus.name!r} is {busy.state} (job "
+            f"{busy.pk}); wait until it has finished, then start another"
+        )
 
 
 def start_embeddings_import(corpus: Corpus, upload, *, dtype: str = "float32", user=None) -> Job:
     """Store an uploaded embedding file and start the job that imports it (the corpus page
-    and the API alike). A missing file, an unsupported type or dtype is refused at once; a
-    problem inside the file makes the job fail with its ``result.problems``."""
+    and the API alike). A missing file, an unsupported type or dtype is refused at once, and
+    so is the request (``Conflict``, 409) while an embeddings job of the corpus is pending
+    or running; a problem inside the file makes the job fail with its ``result.problems``."""
     dtype = check_dtype(dtype)
     if upload is None:
         raise InvalidInput("file", "no file was attached; choose a .parquet, .npz or .npy file")
+    embedding_format(upload.name)
+    with transaction.atomic():  # refused before a large upload is copied
+        _refuse_while_busy(corpus)
     stored = save_embeddings_upload(upload, upload.name)
     params = {"stored_file": stored, "filename": upload.name, "dtype": dtype}
-    return start_job(JOB_KIND, corpus, params, user)
+    try:
+        return start_job(JOB_KIND, corpus, params, user, guard=lambda: _refuse_while_busy(corpus))
+    except Conflict:
+        os.remove(job_files_dir() / stored)
+        raise
 
 
 def start_embeddings_compute(
     corpus: Corpus, *, dtype: str = "float32", restart: bool = False, user=None
 ) -> Job:
     """Start the job that computes the corpus's embeddings with the local model (continuing
-    an unfinished run unless ``restart``); ``ModelUnavailable`` without the model."""
+    an unfinished run unless ``restart``); ``ModelUnavailable`` without the model,
+    ``Conflict`` (409) while an embeddings job of the corpus is pending or running."""
     dtype = check_dtype(dtype)
     if not local_model_available():
         raise ModelUnavailable(
@@ -575,7 +663,7 @@ def start_embeddings_compute(
             "elsewhere instead"
         )
     params = {"source": "local_model", "dtype": dtype, "restart": restart}
-    return start_job(JOB_KIND, corpus, params, user)
+    return start_job(JOB_KIND, corpus, params, user, guard=lambda: _refuse_while_busy(corpus))
 
 
 @register_job_kind(JOB_KIND, can_view=can_change_corpora)
@@ -595,6 +683,7 @@ def run_embeddings_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
                 restart=bool(params.get("restart", False)),
                 actor=Actor.of(job.created_by),
                 progress=progress,
+                job=job,
             )
         else:
             corpus = import_embeddings(
@@ -671,6 +760,7 @@ def embed_corpus(
     restart: bool = False,
     actor: Actor | None = None,
     progress: Progress | None = None,
+    job: Job | None = None,
 ) -> Corpus:
     """Embed every response (``embedder``, by default the local model), continuing an
     unfinished run from ``Corpus.local_rows_done``.
@@ -678,6 +768,14 @@ def embed_corpus(
     ``chunk_rows`` responses are embedded, written to ``local-partial.npy`` and flushed, and
     only then counted as done, so a run stopped at any point loses at most one chunk.
     Returns the corpus with its new embeddings installed.
+
+    One run at a time: a run takes the unfinished file over by writing its own token to
+    ``local-partial.owner``, and writes each chunk, counts it and installs the file only
+    under the corpus's row lock and while that token is still its own. A run that was taken
+    over (a restart, or a second run meanwhile) stops with ``Conflict`` and installs
+    nothing, so rows another run reset are never installed as zeros. ``job`` is the job this
+    run belongs to; while another embeddings job of the corpus is running, the run is
+    refused (``Conflict``) before it starts.
 
     Raises ``ModelUnavailable`` (naming the ``embed`` extra) without the model and
     ``InvalidInput`` when an unfinished run used another dtype (unless ``restart``).
@@ -687,33 +785,13 @@ def embed_corpus(
         raise InvalidInput("chunk_rows", "must be at least 1")
     if embedder is None:
         embedder = local_model_embedder()
-    corpus.refresh_from_db()
+    token = uuid.uuid4().hex
+    with transaction.atomic():
+        corpus = _take_over(corpus, embedder, dtype=dtype, restart=restart, token=token, job=job)
     n = corpus.n_responses
     dimension = embedder.dimension
     partial = corpus_dir(corpus) / PARTIAL_LOCAL_FILE
     done = corpus.local_rows_done
-    resumable = (
-        not restart
-        and done > 0
-        and corpus.local_origin == embedder.name
-        and partial.exists()
-        and _shape_of(partial) == ((n, dimension), corpus.local_dtype)
-    )
-    if resumable and corpus.local_dtype != dtype:
-        raise InvalidInput(
-            "dtype",
-            f"an unfinished run stores {corpus.local_dtype}; run again with --dtype "
-            f"{corpus.local_dtype}, or with --restart to start over in {dtype}",
-        )
-    if not resumable:
-        done = 0
-        created = np.lib.format.open_memmap(
-            partial, mode="w+", dtype=DTYPES[dtype], shape=(n, dimension)
-        )
-        del created
-        Corpus.objects.filter(pk=corpus.pk).update(
-            local_rows_done=0, local_dtype=dtype, local_origin=embedder.name[:300]
-        )
     if progress is not None:
         progress(done, n, "embedding")
     texts = CorpusResponse.objects.filter(corpus=corpus).order_by("row_index")
@@ -728,14 +806,22 @@ def embed_corpus(
                 f"embedding: {embedder.name} gave an array of shape {vectors.shape} for "
                 f"{stop - start} texts (expected {dimension} finite values a text)"
             )
-        # mapped per chunk, so that the rows written leave this process's memory
-        array = np.load(partial, mmap_mode="r+")
-        array[start:stop] = _unit(vectors).astype(array.dtype)
-        array.flush()
-        del array
-        Corpus.objects.filter(pk=corpus.pk).update(local_rows_done=stop)
+        with transaction.atomic():
+            locked = lock_rows(Corpus.objects.filter(pk=corpus.pk)).get()
+            _check_owner(locked, token, start)
+            # mapped per chunk, so that the rows written leave this process's memory
+            array = np.load(partial, mmap_mode="r+")
+            array[start:stop] = _unit(vectors).astype(array.dtype)
+            array.flush()
+            del array
+            Corpus.objects.filter(pk=corpus.pk).update(local_rows_done=stop)
         if progress is not None:
             progress(stop, n, "embedding")
+
+    def finished(locked: Corpus) -> None:
+        _check_owner(locked, token, n)
+        _owner_path(locked).unlink(missing_ok=True)
+
     return _install(
         corpus,
         partial,
@@ -746,7 +832,77 @@ def embed_corpus(
         sha256="",
         actor=actor,
         extra={"local_rows_done": 0, "local_dtype": "", "local_origin": ""},
+        check=finished,
     )
+
+
+def _owner_path(corpus: Corpus) -> Path:
+    return corpus_dir(corpus) / PARTIAL_LOCAL_OWNER_FILE
+
+
+def _take_over(
+    corpus: Corpus, embedder: Embedder, *, dtype: str, restart: bool, token: str, job: Job | None
+) -> Corpus:
+    """Under the corpus's row lock (the caller's transaction): refuse while another
+    embeddings job runs, continue the unfinished file or start a new one, and make it this
+    run's (``token``). Returns the corpus as locked."""
+    locked = lock_rows(Corpus.objects.filter(pk=corpus.pk)).get()
+    others = _embedding_jobs(locked, Job.State.RUNNING)
+    if job is not None:
+        others = others.exclude(pk=job.pk)
+    running = others.first()
+    if running is not None:
+        raise Conflict(
+            f"corpus: embeddings job {running.pk} of corpus {locked.name!r} is running; wait "
+            "until it has finished, then run again"
+        )
+    n = locked.n_responses
+    dimension = embedder.dimension
+    partial = corpus_dir(locked) / PARTIAL_LOCAL_FILE
+    resumable = (
+        not restart
+        and locked.local_rows_done > 0
+        and locked.local_origin == embedder.name
+        and partial.exists()
+        and _shape_of(partial) == ((n, dimension), locked.local_dtype)
+    )
+    if resumable and locked.local_dtype != dtype:
+        raise InvalidInput(
+            "dtype",
+            f"an unfinished run stores {locked.local_dtype}; run again with --dtype "
+            f"{locked.local_dtype}, or with --restart to start over in {dtype}",
+        )
+    if not resumable:
+        # a new file under a new name, then renamed: never truncated under another run
+        fresh = corpus_dir(locked) / f"local-partial-{token[:12]}.npy"
+        created = np.lib.format.open_memmap(
+            fresh, mode="w+", dtype=DTYPES[dtype], shape=(n, dimension)
+        )
+        del created
+        os.replace(fresh, partial)
+        Corpus.objects.filter(pk=locked.pk).update(
+            local_rows_done=0, local_dtype=dtype, local_origin=embedder.name[:300]
+        )
+        locked.refresh_from_db()
+    claimed = corpus_dir(locked) / f"local-partial-{token[:12]}.owner"
+    claimed.write_text(token, encoding="ascii")
+    os.replace(claimed, _owner_path(locked))
+    return locked
+
+
+def _check_owner(locked: Corpus, token: str, rows: int) -> None:
+    """Refuse (``Conflict``) unless the unfinished file is still this run's and holds the
+    ``rows`` rows this run counts as done (called under the corpus's row lock)."""
+    try:
+        owner = _owner_path(locked).read_text(encoding="ascii")
+    except FileNotFoundError:
+        owner = ""
+    if owner != token or locked.local_rows_done != rows:
+        raise Conflict(
+            f"corpus: another run took over the embeddings of corpus {locked.name!r} (a "
+            "restart, or a second run at the same time); this run stopped and installed "
+            "nothing"
+        )
 
 
 def _shape_of(path: Path) -> tuple[tuple, str] | None:

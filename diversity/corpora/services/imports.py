@@ -1,17 +1,26 @@
 """Importing a corpus of responses (FORMATS.md, "Response pools"), streamed, all or nothing.
 
-The file (JSONL or CSV) is read one line at a time and never held in memory: each row is
-checked as it arrives and, while no problem has been found, written in chunks of
-``WRITE_CHUNK_ROWS`` rows or ``WRITE_CHUNK_CHARS`` characters of response text, whichever
-comes first (PostgreSQL: ``COPY ... FROM STDIN``; other databases: multi-row inserts),
-inside the one transaction that also creates the corpus. What a check across rows needs
-is kept compactly: each query's first occurrence (its text, category and line), the models,
-and per response a 64-bit hash of its id, its query, model and sample numbers and its line
-(about 50 bytes a response). After the last line the repeats are found by sorting
-those arrays (a response id whose hash repeats is confirmed by reading those lines again, so
-a hash collision is never reported); any problem at all rolls the whole transaction back, so
-a refused file leaves nothing behind, and every problem is listed as ``FILE:LINE: field:
-message`` (the first 50, then "... and K more problems").
+The file (JSONL or CSV) is read one line at a time and never held in memory, in two passes:
+
+1. checking: every row, and every check across rows, with nothing written and no
+   transaction open, so the progress reported meanwhile (bytes read) reaches the job's
+   row at once and a refused file is refused before anything is written;
+2. writing: the file is read and checked again (so what is written is what was checked,
+   even if it changed meanwhile) and written in chunks of ``WRITE_CHUNK_ROWS`` rows or
+   ``WRITE_CHUNK_CHARS`` characters of response text, whichever comes first (PostgreSQL:
+   ``COPY ... FROM STDIN``; other databases: multi-row inserts), inside the one
+   transaction that also creates the corpus. No progress is reported inside it: a job's
+   progress written there would stay invisible until the commit and hold the job's row
+   locked.
+
+What a check across rows needs is kept compactly: each query's first occurrence (its
+text, category and line), the models, and per response a 64-bit hash of its id, its query,
+model and sample numbers and its line (about 50 bytes a response). After the last line the
+repeats are found by sorting those arrays (a response id whose hash repeats is confirmed by
+reading those lines again, so a hash collision is never reported). A refused file leaves
+nothing behind (a problem found while writing rolls the whole transaction back), and every
+problem is listed as ``FILE:LINE: field: message`` (the first 50, then "... and K more
+problems").
 
 ``run_import_job`` is the ``corpus_import`` job: an upload saved to the jobs folder, imported
 in the background.
@@ -19,8 +28,6 @@ in the background.
 
 import os
 import re
-import shutil
-import uuid
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,7 +40,7 @@ from django.db import IntegrityError, connection, transaction
 from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
-from core.jobs.execution import JobProgress, job_files_dir
+from core.jobs.execution import JobProgress, job_files_dir, store_upload
 from core.jobs.kinds import register_job_kind
 from core.jobs.queue import start_job
 from core.models import Job
@@ -163,9 +170,10 @@ class _ResponseWriter:
 
 
 class _Loader:
-    """Checks each row as it arrives and writes the rows while the file is clean."""
+    """Checks each row as it arrives and, given a ``corpus``, writes the rows while the file
+    is clean (without one it only checks)."""
 
-    def __init__(self, corpus: Corpus, problems: Problems, *, csv_header: bool):
+    def __init__(self, corpus: Corpus | None, problems: Problems, *, csv_header: bool):
         self.corpus = corpus
         self.problems = problems
         self.csv_header = csv_header
@@ -179,7 +187,7 @@ class _Loader:
         self.pending_chars = 0
         self.new_queries: list[_QueryEntry] = []
         self.new_models: list[_ModelEntry] = []
-        self.writer = _ResponseWriter()
+        self.writer = _ResponseWriter() if corpus is not None else None
         # what the checks across rows need, per response with an id / a (query, model, sample)
         self.id_hashes = array("q")
         self.id_lines = array("q")
@@ -352,7 +360,7 @@ class _Loader:
 
     def flush(self) -> None:
         self.pending_chars = 0
-        if self.problems.count or not self.pending:
+        if self.writer is None or self.problems.count or not self.pending:
             self.pending = []
             return
         if self.new_queries:
@@ -437,7 +445,7 @@ class _Loader:
                 )
 
     def finish(self) -> None:
-        """Counts per query, once every response is written."""
+        """Counts per query, once every response is written (writing only)."""
         self.flush()
         pairs = [(entry.n_responses, entry.pk) for entry in self.query_list]
         with connection.cursor() as cursor:
@@ -486,7 +494,11 @@ def import_corpus(
     """Create corpus ``name`` from a responses file (a path, or a binary file object whose
     ``filename`` gives the format: ``.jsonl`` or ``.csv``). All or nothing: any problem
     raises ``ImportRejected`` with every ``FILE:LINE: field: message`` and stores nothing.
-    ``progress(bytes_read, total_bytes, message)`` is called after each written chunk."""
+
+    ``progress(done, total, message)`` is called outside any transaction (the module
+    docstring): while the file is checked, with the bytes checked out of twice the file's
+    size, then once more, at half, when the writing starts; the writing is the other
+    half, reported done when this returns."""
     name = check_name(name)
     title = check_title(title)
     if Corpus.objects.filter(name=name).exists():
@@ -494,7 +506,15 @@ def import_corpus(
     with open_source(source, filename) as (handle, shown, fmt):
         start = handle.tell()
         print_ = fingerprint(handle)
-        problems = Problems(shown)
+        total = 2 * print_.bytes
+
+        def checked(done: int) -> None:
+            if progress is not None:
+                progress(done, total, "checking the file")
+
+        _load(None, handle, shown, fmt, start, checked)
+        if progress is not None:
+            progress(print_.bytes, total, "writing the corpus")
         try:
             with transaction.atomic():
                 corpus = Corpus.objects.create(
@@ -505,21 +525,7 @@ def import_corpus(
                     file_sha256=print_.sha256,
                     created_by=actor.user if actor else None,
                 )
-                loader = _Loader(corpus, problems, csv_header=fmt == "csv")
-                rows = (
-                    jsonl_rows(handle, problems)
-                    if fmt == "jsonl"
-                    else csv_rows(handle, problems, REQUIRED_COLUMNS)
-                )
-                for line, row in rows:
-                    loader.add(line, row)
-                    if progress is not None and loader.records % WRITE_CHUNK_ROWS == 0:
-                        progress(handle.tell() - start, print_.bytes, "reading and writing")
-                loader.check_repeats(_reread_ids(handle, fmt, start))
-                if problems.count == 0 and loader.rows == 0:
-                    problems.add(1, "file", "holds no response at all")
-                if problems.count:
-                    raise ImportRejected(problems.lines())
+                loader = _load(corpus, handle, shown, fmt, start)
                 loader.finish()
                 Corpus.objects.filter(pk=corpus.pk).update(
                     n_queries=len(loader.query_list),
@@ -545,7 +551,40 @@ def import_corpus(
             if Corpus.objects.filter(name=name).exists():
                 raise Conflict(f"name: a corpus {name!r} already exists") from error
             raise ImportRejected.concurrent_write(shown, error) from error
+    if progress is not None:
+        progress(total, total, "imported")
     return corpus
+
+
+def _load(
+    corpus: Corpus | None,
+    handle: IO,
+    shown: str,
+    fmt: str,
+    start: int,
+    checked: Callable[[int], None] | None = None,
+) -> _Loader:
+    """One pass over the file from ``start``: every row checked (and written, given a
+    ``corpus``), then the checks across rows; ``ImportRejected`` on any problem.
+    ``checked(bytes_read)`` is called every ``WRITE_CHUNK_ROWS`` lines."""
+    handle.seek(start)
+    problems = Problems(shown)
+    loader = _Loader(corpus, problems, csv_header=fmt == "csv")
+    rows = (
+        jsonl_rows(handle, problems)
+        if fmt == "jsonl"
+        else csv_rows(handle, problems, REQUIRED_COLUMNS)
+    )
+    for line, row in rows:
+        loader.add(line, row)
+        if checked is not None and loader.records % WRITE_CHUNK_ROWS == 0:
+            checked(handle.tell() - start)
+    loader.check_repeats(_reread_ids(handle, fmt, start))
+    if problems.count == 0 and loader.rows == 0:
+        problems.add(1, "file", "holds no response at all")
+    if problems.count:
+        raise ImportRejected(problems.lines())
+    return loader
 
 
 def _refresh_planner_statistics() -> None:
@@ -565,11 +604,7 @@ def _refresh_planner_statistics() -> None:
 
 def save_upload(upload, filename: str) -> str:
     """Store an uploaded responses file for an import job; its name in the jobs folder."""
-    fmt = format_of(filename)  # refuse an unsupported type before storing anything
-    stored = f"upload-{uuid.uuid4().hex}.{fmt}"
-    with open(job_files_dir() / stored, "wb") as target:
-        shutil.copyfileobj(upload, target, length=1024 * 1024)
-    return stored
+    return store_upload(upload, format_of(filename))  # the type is checked first
 
 
 def start_import(name: str, upload, *, title: str = "", user=None) -> Job:

@@ -11,9 +11,7 @@ parameter, else the batch made from the set by ``genie_batch``); without a batch
 file's own ``human`` rows, if any.
 """
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 
 from django.db import transaction
 
@@ -22,9 +20,10 @@ from annotation.models import Batch
 from core import audit
 from core.audit import Actor
 from core.errors import InvalidInput, NotFound
-from core.jobs.execution import JobProgress, job_files_dir, run_job
+from core.jobs.execution import JobProgress, job_files_dir, newest_report, run_job
 from core.jobs.kinds import register_job_kind
 from core.models import Job
+from core.parameters import integer_parameter
 from diversity.genie.access import can_analyse_genie
 from diversity.genie.agreement import judge_agreement
 from diversity.genie.loading import batch_judgments, set_judgments
@@ -63,17 +62,6 @@ HUMAN_BATCH_KIND = "similarity"
 # --------------------------------------------------------------------------- parameters
 
 
-def _integer(field: str, value, low: int, high: int | None) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(field, f"must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise InvalidInput(field, f"must be {bounds}, got {value}")
-    return value
-
-
 def human_batch_of(slug) -> Batch | None:
     """The ``similarity`` batch named ``slug`` (``None`` for none); ``InvalidInput`` if it does
     not exist or is of another kind."""
@@ -97,8 +85,8 @@ def analysis_params(bootstrap=DEFAULT_DRAWS, seed=DEFAULT_SEED, human_batch=None
     """Checked job parameters: ``{"bootstrap", "seed", "human_batch"}``."""
     batch = human_batch_of(human_batch)
     return {
-        "bootstrap": _integer("bootstrap", bootstrap, 1, MAX_DRAWS),
-        "seed": _integer("seed", seed, 0, None),
+        "bootstrap": integer_parameter("bootstrap", bootstrap, 1, MAX_DRAWS),
+        "seed": integer_parameter("seed", seed, 0, None),
         "human_batch": batch.slug if batch else None,
     }
 
@@ -247,12 +235,4 @@ def analyse_now(genie_set: GenieSet, params: dict, actor: Actor | None = None) -
 
 def latest_report(genie_set: GenieSet) -> tuple[Job, dict] | None:
     """The newest finished analysis of the set and its report, if any."""
-    jobs = genie_set.jobs.filter(kind=JOB_KIND, state=Job.State.SUCCEEDED)
-    job = jobs.order_by("-finished_at").first()
-    if job is None:
-        return None
-    path = Path(job_files_dir() / job.result_path)
-    if not path.exists():
-        return None
-    with open(path, encoding="utf-8") as stream:
-        return job, json.load(stream)
+    return newest_report(genie_set, JOB_KIND)
