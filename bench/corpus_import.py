@@ -263,8 +263,10 @@ bench/corpus_import.py`).
 | --- | ---: | ---: | ---: | ---: |
 {rows}
 
-- "refused at the last line": the same file plus one bad row at the end, so every row is
-  checked and written before the refusal rolls the transaction back (the worst case).
+- "refused at the last line": the same file plus one bad row at the end: every row is
+  checked (the import checks the whole file before it writes anything), then refused.
+- An import reads the file twice: a checking pass outside any transaction (its progress
+  is visible to the page), then the writing pass in one transaction.
 - CPU s counts this process only (parsing, checks, COPY encoding); the rest of the wall time
   is PostgreSQL writing rows and building the unique indexes.
 - **Estimate for the study's 2.6 M responses (linear in rows): about
