@@ -41,6 +41,9 @@ class BatchAdminForm(forms.ModelForm):
     completion_url = forms.URLField(
         max_length=batch_services.MAX_URL_CHARS, required=False, assume_scheme="https"
     )
+    screen_out_url = forms.URLField(
+        max_length=batch_services.MAX_URL_CHARS, required=False, assume_scheme="https"
+    )
 
     class Meta:
         model = Batch

@@ -160,6 +160,42 @@ class Batch(models.Model):
     invitations_required = models.BooleanField(
         default=False, db_default=False, help_text="Refuse invitation links without a token."
     )
+    # --- crowd platforms (docs/SPEC.md, "Crowd platforms")
+    accept_platforms = models.JSONField(
+        default=list,
+        blank=True,
+        db_default=[],
+        help_text="With invitations_required: the platforms whose links are still admitted.",
+    )
+    screen_out_url = models.URLField(
+        max_length=500,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Where the button on the screen-out page leads.",
+    )
+    wait_for_release_seconds = models.PositiveIntegerField(
+        default=120,
+        db_default=120,
+        help_text="How long a worker waits for a slot held by another's lease before giving up.",
+    )
+    prolific_study_id = models.CharField(
+        max_length=100,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="The Prolific study this batch runs as (its STUDY_ID).",
+    )
+    reward_per_participant = models.DecimalField(
+        max_digits=10,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="What one participant is paid for taking part (for the fair-pay figures).",
+    )
+    reward_currency = models.CharField(
+        max_length=3, blank=True, default="", db_default="", help_text="ISO 4217, e.g. GBP."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)

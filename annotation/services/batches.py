@@ -5,6 +5,7 @@ API, Django's admin and the command line accept and refuse exactly the same valu
 """
 
 import re
+from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
@@ -285,7 +286,56 @@ def _check_flag(field: str, value) -> None:
         raise InvalidInput(field, f"must be true or false, got {value!r}")
 
 
+def _check_platforms(field: str, value) -> None:
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise InvalidInput(field, "must be a list of platform names")
+    unknown = sorted(set(value) - set(CROWD_PLATFORMS))
+    if unknown:
+        raise InvalidInput(field, f"{unknown[0]!r} is not one of {', '.join(CROWD_PLATFORMS)}")
+    if len(set(value)) != len(value):
+        raise InvalidInput(field, "names a platform twice")
+
+
+def _check_seconds(field: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WAIT_SECONDS:
+        raise InvalidInput(
+            field, f"must be a whole number of seconds from 0 to {MAX_WAIT_SECONDS}, got {value!r}"
+        )
+
+
+def _check_study_id(field: str, value) -> None:
+    _check_line(field, value, MAX_CODE_CHARS)
+    if value and not STUDY_ID_PATTERN.match(value):
+        raise InvalidInput(field, f"{value[:40]!r} is not a Prolific study id (letters and digits)")
+
+
+def _check_reward(field: str, value) -> None:
+    if value is None:
+        return
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation as wrong:
+        raise InvalidInput(field, f"must be an amount such as 2.50, got {value!r}") from wrong
+    if not amount.is_finite() or amount < 0 or amount > MAX_REWARD:
+        raise InvalidInput(field, f"must be an amount from 0 to {MAX_REWARD}, got {value!r}")
+    if amount != amount.quantize(Decimal("0.01")):
+        raise InvalidInput(field, f"has more than two decimal places: {value!r}")
+
+
+def _check_currency(field: str, value) -> None:
+    if not isinstance(value, str) or (value and not CURRENCY_PATTERN.match(value)):
+        raise InvalidInput(
+            field, f"must be a three-letter currency code such as GBP, got {value!r}"
+        )
+
+
 FLAG_POLICIES = ("flag", "exclude")
+# the crowd platforms an invitation-only batch may still admit (``accept_platforms``)
+CROWD_PLATFORMS = ("prolific", "mturk")
+MAX_WAIT_SECONDS = 3600
+MAX_REWARD = Decimal("10000")
+STUDY_ID_PATTERN = re.compile(r"^[A-Za-z0-9]{1,100}$")
+CURRENCY_PATTERN = re.compile(r"^[A-Z]{3}$")
 # The study-design and quality-control settings (SPEC.md, "Measurement validity"): each
 # with its rule and its default. The same names in the API, on the pages and as flags of
 # ``create_batch``.
@@ -303,6 +353,12 @@ DESIGN_SETTINGS = {
     "questionnaire": None,  # questionnaire.clean_definition
     "repeat_every": _check_optional_positive,
     "invitations_required": _check_flag,
+    "accept_platforms": _check_platforms,
+    "screen_out_url": _check_url,
+    "wait_for_release_seconds": _check_seconds,
+    "prolific_study_id": _check_study_id,
+    "reward_per_participant": _check_reward,
+    "reward_currency": _check_currency,
 }
 DESIGN_DEFAULTS = {
     "check_every": None,
@@ -318,6 +374,12 @@ DESIGN_DEFAULTS = {
     "questionnaire": [],
     "repeat_every": None,
     "invitations_required": False,
+    "accept_platforms": [],
+    "screen_out_url": "",
+    "wait_for_release_seconds": 120,
+    "prolific_study_id": "",
+    "reward_per_participant": None,
+    "reward_currency": "",
 }
 
 
@@ -335,6 +397,12 @@ def clean_design(values: dict, *, lease_seconds: int) -> dict:
         raise InvalidInput(
             "max_lease_seconds", f"must be at least the lease time ({lease_seconds} s)"
         )
+    if cleaned.get("reward_per_participant") is not None:
+        cleaned["reward_per_participant"] = Decimal(str(cleaned["reward_per_participant"]))
+        if not cleaned.get("reward_currency"):
+            raise InvalidInput(
+                "reward_currency", "is needed with reward_per_participant (e.g. GBP)"
+            )
     policy = cleaned.get("flag_policy")
     if policy == "exclude" and cleaned.get("flagged_share_to_exclude") is None:
         raise InvalidInput(

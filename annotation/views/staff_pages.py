@@ -173,6 +173,52 @@ class _BatchSettingsForm(forms.Form):
         help_text="Refuse ?worker= links; only signed invitation links work (Prolific and "
         "MTurk links are unaffected).",
     )
+    accept_platforms = forms.MultipleChoiceField(
+        label="Also admit, with invitations only",
+        choices=[("prolific", "Prolific links"), ("mturk", "MTurk links")],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="An invitation-only batch admits invitation links only, unless a platform is "
+        "ticked here (a Prolific link must then carry this batch's Prolific study id).",
+    )
+    screen_out_url = forms.URLField(
+        label="Screen-out URL",
+        max_length=500,
+        required=False,
+        assume_scheme="https",
+        help_text="Where the button on the screen-out page leads (Prolific: the link with "
+        "the screen-out code).",
+    )
+    wait_for_release_seconds = forms.IntegerField(
+        label="Wait for a slot (seconds)",
+        min_value=0,
+        max_value=3600,
+        initial=120,
+        required=False,
+        help_text="When every remaining slot is held by others' leases, a newcomer waits "
+        "this long for one to come back before being told the study is full.",
+    )
+    prolific_study_id = forms.CharField(
+        label="Prolific study id",
+        max_length=100,
+        required=False,
+        help_text="The study's id on Prolific (its STUDY_ID): links must carry it, and the "
+        "platform's API is used for it when configured.",
+    )
+    reward_per_participant = forms.DecimalField(
+        label="Reward per participant",
+        min_value=0,
+        max_digits=10,
+        decimal_places=2,
+        required=False,
+        help_text="What one participant is paid, for the effective hourly pay shown here.",
+    )
+    reward_currency = forms.CharField(
+        label="Reward currency",
+        max_length=3,
+        required=False,
+        help_text="Three letters, e.g. GBP or USD.",
+    )
     questionnaire = forms.CharField(
         label="Background questionnaire",
         widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
@@ -183,6 +229,13 @@ class _BatchSettingsForm(forms.Form):
 
     def clean_flag_policy(self):
         return self.cleaned_data.get("flag_policy") or "flag"
+
+    def clean_wait_for_release_seconds(self):
+        value = self.cleaned_data.get("wait_for_release_seconds")
+        return 120 if value is None else value
+
+    def clean_reward_currency(self):
+        return (self.cleaned_data.get("reward_currency") or "").strip().upper()
 
     def clean_questionnaire(self):
         text = self.cleaned_data.get("questionnaire") or ""

@@ -56,6 +56,18 @@ class Command(BaseCommand):
             action="store_true",
             help="refuse ?worker= links: only signed invitation links (manage.py invitations)",
         )
+        design.add_argument(
+            "--accept-platform",
+            action="append",
+            choices=["prolific", "mturk"],
+            help="with --invitations-required: also admit this platform's links (repeatable)",
+        )
+        design.add_argument(
+            "--reward-per-participant",
+            nargs=2,
+            metavar=("AMOUNT", "CURRENCY"),
+            help="what one participant is paid, e.g. 2.50 GBP (for the fair-pay figures)",
+        )
         parser.add_argument(
             "--live",
             action="store_true",
@@ -128,6 +140,9 @@ DESIGN_FLAGS = [
     ("--max-concurrent-annotators", int, "most workers holding a lease at once"),
     ("--max-lease-seconds", int, "longest a visible page keeps its item (default 3 x lease)"),
     ("--repeat-every", int, "show an earlier item again after about every R items"),
+    ("--screen-out-url", str, "where the screen-out page's button leads"),
+    ("--wait-for-release-seconds", int, "how long a newcomer waits for a held slot (default 120)"),
+    ("--prolific-study-id", str, "the Prolific study this batch runs as (its STUDY_ID)"),
 ]
 
 
@@ -141,6 +156,12 @@ def _design(options: dict) -> dict:
         design["flag_policy"] = options["flag_policy"]
     if options.get("invitations_required"):
         design["invitations_required"] = True
+    if options.get("accept_platform"):
+        design["accept_platforms"] = options["accept_platform"]
+    if options.get("reward_per_participant"):
+        amount, currency = options["reward_per_participant"]
+        design["reward_per_participant"] = amount
+        design["reward_currency"] = currency.upper()
     if options.get("questionnaire"):
         path = Path(options["questionnaire"])
         try:

@@ -195,7 +195,21 @@ def _design_section(batch: Batch) -> list[str]:
         f"up to {batch.lease_cap_seconds} s."
     )
     if batch.invitations_required:
-        lines.append("- Entry by signed personal invitation only.")
+        also = " and ".join(PLATFORM_NAMES[name] for name in batch.accept_platforms)
+        lines.append(
+            "- Entry by signed personal invitation only"
+            + (f", and by {also} links." if also else ".")
+        )
+    if batch.prolific_study_id:
+        lines.append(f"- Prolific study: `{_markdown_cell(batch.prolific_study_id)}`.")
+    lines.append(
+        f"- Waiting for a slot held by another worker's lease: up to "
+        f"{batch.wait_for_release_seconds} s before a newcomer is told the study is full."
+    )
+    if batch.reward_per_participant is not None:
+        lines.append(
+            f"- Reward per participant: {batch.reward_per_participant} {batch.reward_currency}."
+        )
     if batch.questionnaire:
         lines += ["", "Background questionnaire (asked once after consent; `q_<id>` columns):", ""]
         for question in batch.questionnaire:
@@ -207,6 +221,8 @@ def _design_section(batch: Batch) -> list[str]:
     lines.append("")
     return lines
 
+
+PLATFORM_NAMES = {"prolific": "Prolific", "mturk": "MTurk"}
 
 LAYOUT_ROWS = {
     "long": "one row per label (counted only unless all statuses were requested)",
