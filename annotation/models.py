@@ -398,6 +398,10 @@ class Participation(models.Model):
     device_id = models.CharField(max_length=64, blank=True, default="", db_default="")
     browser_key = models.CharField(max_length=64, blank=True, default="", db_default="")
     browser_switches = models.PositiveIntegerField(default=0, db_default=0)
+    # the crowd platform's own word on this person's submission (e.g. Prolific's
+    # RETURNED, APPROVED), kept in step by the platform's sync; empty: not known
+    platform_status = models.CharField(max_length=32, blank=True, default="", db_default="")
+    platform_status_at = models.DateTimeField(null=True, blank=True)
     first_seen_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(auto_now=True)
 
