@@ -69,6 +69,10 @@ class NextItemResponse(serializers.Serializer):
     progress = serializers.DictField()
     reason = serializers.CharField(required=False)
     retry_after = serializers.IntegerField(allow_null=True, required=False)
+    wait_seconds = serializers.IntegerField(required=False)
+    ending = serializers.ChoiceField(
+        choices=["completed", "screened_out", "full", "thanks"], required=False
+    )
     completion_code = serializers.CharField(allow_null=True, required=False)
     completion_url = serializers.CharField(allow_null=True, required=False)
     return_study = serializers.BooleanField(required=False)
@@ -97,16 +101,21 @@ class NextItemView(WorkerAPIView):
                 "retry_after": outcome.retry_after,
                 "progress": progress,
             }
-            if outcome.reason not in (NoWorkReason.WAIT, NoWorkReason.BUSY):
-                ending = completion(batch, participation, outcome.done)
-                body.update(
-                    {
-                        "completion_code": ending.code,
-                        "completion_url": ending.url,
-                        "return_study": ending.return_study,
-                        "mturk_submit": mturk_submission(participation) if ending.code else None,
-                    }
-                )
+            if outcome.reason in (NoWorkReason.WAIT, NoWorkReason.BUSY):
+                # how long the page waits in all before it shows the ending below
+                body["wait_seconds"] = batch.wait_for_release_seconds
+            ending = completion(batch, participation, outcome.done)
+            body.update(
+                {
+                    "ending": ending.ending,
+                    "completion_code": ending.code,
+                    "completion_url": ending.url,
+                    "return_study": ending.return_study,
+                    "mturk_submit": mturk_submission(participation)
+                    if ending.code and ending.ending != "screened_out"
+                    else None,
+                }
+            )
             return Response(body)
         assignment = outcome.assignment
         return Response(

@@ -70,8 +70,19 @@ class PairwiseKind(ChoiceKind):
         return str(value)
 
     def payload(self, item, batch, presentation: dict | None = None) -> dict:
+        """Besides the imported ``response_a`` / ``response_b``: ``shown_order`` and the
+        two responses in the order shown, ``response_1`` (shown first) and
+        ``response_2`` (with their ``_html``), so that a client reading only the JSON
+        shows them as the value's sign assumes: the worker's value is relative to
+        ``response_1`` (+2 = Response 1 is much better)."""
         order = (presentation or {}).get("shown_order") or "ab"
-        return super().payload(item, batch, {"first_is_a": order != "ba"})
+        payload = super().payload(item, batch, {"first_is_a": order != "ba"})
+        first, second = ("a", "b") if order != "ba" else ("b", "a")
+        payload["shown_order"] = order
+        for position, letter in (("1", first), ("2", second)):
+            payload[f"response_{position}"] = payload[f"response_{letter}"]
+            payload[f"response_{position}_html"] = payload[f"response_{letter}_html"]
+        return payload
 
     def dense_values(self, labels: list[dict]) -> dict:
         return {

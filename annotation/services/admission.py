@@ -2,19 +2,25 @@
 
 * ``admit`` — decided on the entry page *before* consent: can this worker get any work
   at all? A late arrival to a full batch sees "study full" and is never asked to consent
-  to, or paid for, nothing;
+  to, or paid for, nothing; while the slots they could take are only *held* by other
+  workers' live leases (``WorkLeft.HELD``), they are asked to wait, never told "full";
+* ``work_left`` — the one rule for what remains for an annotator: a slot they can take,
+  slots held by others' leases that may come back, only items they already had, or
+  nothing (every regular item complete); the leasing path uses it too;
 * ``require_ready`` — the server enforces consent and the background questionnaire: no
   item is handed out before both are done (when the batch has them);
 * ``at_capacity`` — the batch's cap on workers holding a lease at once;
-* ``completion`` — the completion code is shown only to a worker who did at least one
-  item (or with the batch's ``full_code``, for platforms that require a code); a
-  screened-out worker gets the ``screen_out_code`` (or none) and a request to return.
+* ``completion`` — the ending a worker is shown, one of ``Ending``: the completion code
+  only to a worker who did at least one item; the ``full_code`` (for platforms that
+  require a code) or a request to return to one who did nothing; a screened-out worker
+  the ``screen_out_code`` and ``screen_out_url`` (or a request to return), never worded
+  as a completion; an invitation-link worker is never asked to return anything.
 """
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import F
+from django.db.models import F, Min
 from django.utils import timezone
 
 from annotation.models import (
@@ -33,13 +39,83 @@ class Admission:
     OPEN = "open"  # there is work this worker can take
     DONE = "done"  # they took part and nothing is left for them: their completion page
     FULL = "full"  # nothing left for a newcomer: "study full", return the study
-    BUSY = "busy"  # the cap on concurrent workers is reached: try again in a few minutes
+    WAIT = "wait"  # what they could take is held by others' live leases: wait for it
+    BUSY = "busy"  # the cap on concurrent workers is reached: wait, or come back later
     QUOTA = "quota"  # they did as many items as the batch asks of one person
     EXCLUDED = "excluded"  # screened out
 
 
+class WorkLeft:
+    """What remains of a batch for one annotator (``work_left``)."""
+
+    TAKEABLE = "takeable"  # a regular item with a free slot they were never leased
+    HELD = "held"  # unfinished items they could take, every slot held by a live lease
+    SEEN = "seen"  # unfinished items remain, but each was leased to them before
+    NONE = "none"  # every regular item has its N counted labels
+
+
+# how soon a worker told to wait asks again, in seconds: the soonest expiry of a lease
+# that holds a slot they could take, within these bounds
+WAIT_RETRY_BOUNDS = (5, 60)
+
+
+def _unfinished_for(batch: Batch, annotator_id: int):
+    """Regular items short of N that this annotator was never leased: what could still
+    become theirs (a slot that is free now, or one that comes back when a lease ends)."""
+    return Item.objects.filter(batch=batch, is_check=False, counted_count__lt=F("target")).exclude(
+        assignments__annotator_id=annotator_id
+    )
+
+
+def takeable_items(batch: Batch, annotator_id: int):
+    """Items with a free slot that this annotator was never leased (only regular items
+    have slots: a check's target is 0)."""
+    return Item.objects.filter(batch=batch, reserved_count__lt=F("target")).exclude(
+        assignments__annotator_id=annotator_id
+    )
+
+
+def work_left(batch: Batch, annotator_id: int) -> str:
+    """What remains for this annotator, as ``WorkLeft``. Expired leases must have been
+    given back first (``leasing.expire_leases``): a slot of an expired lease is free."""
+    if takeable_items(batch, annotator_id).exists():
+        return WorkLeft.TAKEABLE
+    if _unfinished_for(batch, annotator_id).exists():
+        return WorkLeft.HELD
+    if Item.objects.filter(batch=batch, is_check=False, counted_count__lt=F("target")).exists():
+        return WorkLeft.SEEN
+    return WorkLeft.NONE
+
+
+def held_retry_after(batch: Batch, annotator_id: int, now: datetime) -> int:
+    """Seconds until the soonest lease holding a slot this annotator could take ends
+    (within ``WAIT_RETRY_BOUNDS``): when a worker told to wait should ask again."""
+    soonest = Assignment.objects.filter(
+        item__in=_unfinished_for(batch, annotator_id), state=AssignmentState.OPEN
+    ).aggregate(soonest=Min("expires_at"))["soonest"]
+    return _bounded_seconds(soonest, now)
+
+
+def busy_retry_after(batch: Batch, now: datetime) -> int:
+    """Seconds until the soonest open lease of the batch ends (within the bounds): when a
+    worker kept out by the concurrency cap should ask again."""
+    soonest = Assignment.objects.filter(batch=batch, state=AssignmentState.OPEN).aggregate(
+        soonest=Min("expires_at")
+    )["soonest"]
+    return _bounded_seconds(soonest, now)
+
+
+def _bounded_seconds(moment: datetime | None, now: datetime) -> int:
+    low, high = WAIT_RETRY_BOUNDS
+    seconds = (moment - now).total_seconds() if moment else low
+    return int(min(max(seconds, low), high))
+
+
 def admit(batch: Batch, participation: Participation, now: datetime | None = None) -> str:
-    """Whether this worker can get an item now (``Admission.OPEN``) or why not."""
+    """Whether this worker can get an item now (``Admission.OPEN``) or why not.
+
+    The caller gives back the batch's expired leases first (``entry.enter`` does), so an
+    expired lease never makes the batch look full."""
     now = now or timezone.now()
     if participation.status == Participation.Status.EXCLUDED:
         return Admission.EXCLUDED
@@ -54,10 +130,10 @@ def admit(batch: Batch, participation: Participation, now: datetime | None = Non
     ).exists()
     if holds_lease:
         return Admission.OPEN
-    takeable = Item.objects.filter(batch=batch, reserved_count__lt=F("target")).exclude(
-        assignments__annotator_id=annotator_id
-    )
-    if not takeable.exists():
+    left = work_left(batch, annotator_id)
+    if left == WorkLeft.HELD:
+        return Admission.WAIT
+    if left != WorkLeft.TAKEABLE:
         return Admission.DONE if done else Admission.FULL
     if at_capacity(batch, now):
         return Admission.BUSY
@@ -115,10 +191,21 @@ def require_ready(
         )
 
 
+class Ending:
+    """The kinds of ending a worker is shown, each with its own wording, code and URL."""
+
+    COMPLETED = "completed"  # did at least one item: the completion code and URL
+    SCREENED_OUT = "screened_out"  # excluded: the screen-out code and URL
+    FULL = "full"  # did nothing (nothing was left): the full code, or return the study
+    THANKS = "thanks"  # an invitation-link worker with nowhere to go: a plain thank you
+
+
 @dataclass(frozen=True)
 class Completion:
-    """What the end page shows: a code (or none), where to go, and whether to return."""
+    """What the end page shows: which ending, a code (or none), where to go (or
+    nowhere), and whether to return the study on the platform."""
 
+    ending: str
     code: str | None
     url: str | None
     return_study: bool  # a Prolific/MTurk worker should return (not submit) the study
@@ -127,28 +214,36 @@ class Completion:
 def completion(batch: Batch, participation: Participation, done: int) -> Completion:
     """The end of a worker's participation.
 
-    * screened out: the ``screen_out_code`` if the batch has one, else no code and a
-      request to return the study;
-    * at least one item done: the completion code (and URL);
-    * nothing done: the ``full_code`` if the batch has one (platforms that require a
-      code), else no code and a request to return the study — never a code for nothing;
+    * screened out: ``Ending.SCREENED_OUT`` with the ``screen_out_code`` and
+      ``screen_out_url`` if the batch has them, else no code and a request to return
+      the study (an invitation-link worker: no request, there is no study to return);
+    * at least one item done: ``Ending.COMPLETED``, the completion code (and URL);
+    * nothing done: ``completion_for_newcomer`` — never a code for nothing;
     * an invitation-link worker of a batch without a completion URL sees a plain thank
-      you: no code (there is no platform to give it to), nothing to return.
+      you (``Ending.THANKS``): no code (there is no platform to give it to).
     """
     invited = participation.annotator.platform == "generic"
     if participation.status == Participation.Status.EXCLUDED:
         if invited:
-            return Completion(None, None, False)
-        return Completion(batch.screen_out_code or None, None, not batch.screen_out_code)
+            return Completion(Ending.SCREENED_OUT, None, batch.screen_out_url or None, False)
+        code = batch.screen_out_code or None
+        return Completion(Ending.SCREENED_OUT, code, batch.screen_out_url or None, not code)
     if invited and not batch.completion_url:
-        return Completion(None, None, False)
+        return Completion(Ending.THANKS, None, None, False)
     if done > 0:
-        return Completion(batch.completion_code, batch.completion_url or None, False)
-    return completion_for_newcomer(batch)
+        return Completion(
+            Ending.COMPLETED, batch.completion_code, batch.completion_url or None, False
+        )
+    return completion_for_newcomer(batch, participation.annotator.platform)
 
 
-def completion_for_newcomer(batch: Batch) -> Completion:
-    """A worker who did nothing (the batch was full when they came)."""
+def completion_for_newcomer(batch: Batch, platform: str = "") -> Completion:
+    """A worker who did nothing (the batch was full when they came): the ``full_code``
+    where the batch has one (platforms that require a code), else a request to return
+    the study — except for an invitation-link worker, who has nothing to return."""
+    if platform == "generic":
+        return Completion(Ending.THANKS, None, None, False)
     if batch.full_code:
-        return Completion(batch.full_code, batch.completion_url or None, False)
-    return Completion(None, None, True)
+        # no link: the completion URL carries the completion code, which is not theirs
+        return Completion(Ending.FULL, batch.full_code, None, False)
+    return Completion(Ending.FULL, None, None, True)

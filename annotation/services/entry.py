@@ -2,8 +2,14 @@
 
 ``enter`` is the entry page's whole decision, made *before* any consent:
 
-* an unknown worker arriving when nothing is left for them, or when the batch's cap on
-  concurrent workers is reached, is told so and does not even join the batch;
+* the batch's expired leases are given back first, so an expired lease never makes the
+  batch look full;
+* an unknown worker arriving when nothing is left for them is told so and does not even
+  join the batch; one arriving while every slot they could take is held by another
+  worker's live lease (``Page.WAIT``), or while the batch's cap on concurrent workers is
+  reached (``Page.BUSY``), is asked to wait — the page asks again by itself after
+  ``retry_after`` seconds, for up to the batch's ``wait_for_release_seconds`` — and is
+  not joined either until there is work for them;
 * too many new entries from one client address in an hour (``ENTRY_RATE_LIMIT_PER_HOUR``,
   0 = off) are refused, so one client cannot mint many "independent" annotators;
 * a participation is bound to the browser that opened it (a key kept in that browser's
@@ -19,12 +25,13 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from annotation.models import Assignment, AssignmentState, Batch, Participation
 from annotation.services import admission
 from annotation.services.admission import Admission
 from annotation.services.annotators import identify_annotator, join_batch
-from annotation.services.leasing import LEASE_FIELDS, regular_done, release_leases
+from annotation.services.leasing import LEASE_FIELDS, expire_leases, regular_done, release_leases
 from core import audit, ratelimit
 from core.audit import Actor
 from core.locking import lock_rows
@@ -35,6 +42,7 @@ class Page:
     QUESTIONNAIRE = "questionnaire"
     TASK = "task"
     FULL = "full"
+    WAIT = "wait"
     BUSY = "busy"
     DONE = "done"
     SCREENED_OUT = "screened_out"
@@ -47,6 +55,7 @@ class EntryDecision:
     page: str
     participation: Participation | None
     done: int = 0
+    retry_after: int | None = None  # Page.WAIT and Page.BUSY: when to ask again
 
 
 def enter(
@@ -61,13 +70,20 @@ def enter(
 ) -> EntryDecision:
     """Identify the worker and decide the page they see (see the module docstring)."""
     annotator = identify_annotator(platform, worker_id)
+    now = timezone.now()
+    expire_leases(batch=batch, now=now)
     participation = Participation.objects.filter(batch=batch, annotator=annotator).first()
     if participation is None:
-        decision = admission.admit(batch, Participation(batch=batch, annotator=annotator))
+        decision = admission.admit(batch, Participation(batch=batch, annotator=annotator), now)
         if decision == Admission.FULL:
             return EntryDecision(Page.FULL, None)
+        if decision == Admission.WAIT:
+            retry = admission.held_retry_after(batch, annotator.pk, now)
+            return EntryDecision(Page.WAIT, None, retry_after=retry)
         if decision == Admission.BUSY:
-            return EntryDecision(Page.BUSY, None)
+            return EntryDecision(
+                Page.BUSY, None, retry_after=admission.busy_retry_after(batch, now)
+            )
         if _over_entry_limit(client_ip):
             return EntryDecision(Page.LIMITED, None)
         participation = join_batch(
@@ -83,7 +99,8 @@ def enter(
 
 
 def next_page(batch: Batch, participation: Participation) -> str:
-    """Where a worker who entered goes now."""
+    """Where a worker who entered goes now. One who already joined and must wait for a
+    slot goes on to the rating page, which waits and asks again by itself."""
     decision = admission.admit(batch, participation)
     if decision == Admission.EXCLUDED:
         return Page.SCREENED_OUT

@@ -41,7 +41,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, F, Min, OuterRef, Subquery
+from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -52,7 +52,6 @@ from annotation.models import (
     AssignmentState,
     Batch,
     BatchState,
-    Item,
     Label,
     Participation,
     Purpose,
@@ -64,9 +63,6 @@ from core.locking import lock_rows
 
 EXPIRY_CHUNK = 1000
 CANDIDATE_ATTEMPTS = 20
-# how soon a worker told "wait" (or "busy") asks again, in seconds
-WAIT_RETRY_BOUNDS = (5, 60)
-BUSY_RETRY_SECONDS = 60
 
 
 class NoWorkReason:
@@ -352,7 +348,8 @@ def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> 
             if quota is not None and done >= quota:
                 return LeaseOutcome(None, NoWorkReason.QUOTA, done, quota)
             if admission.at_capacity(batch, now):
-                return LeaseOutcome(None, NoWorkReason.BUSY, done, quota, BUSY_RETRY_SECONDS)
+                retry = admission.busy_retry_after(batch, now)
+                return LeaseOutcome(None, NoWorkReason.BUSY, done, quota, retry)
             assignment = quality.due_extra(
                 batch,
                 participation,
@@ -472,15 +469,8 @@ def _lock_participation(participation: Participation) -> Participation:
         raise NotFound("This annotator has not entered the batch.") from missing
 
 
-def _open_items(batch: Batch, annotator_id: int):
-    """Regular items with a free slot that this annotator has never been leased."""
-    return Item.objects.filter(batch=batch, reserved_count__lt=F("target")).exclude(
-        assignments__annotator_id=annotator_id
-    )
-
-
 def _has_regular_work(batch: Batch, annotator_id: int) -> bool:
-    return _open_items(batch, annotator_id).exists()
+    return admission.takeable_items(batch, annotator_id).exists()
 
 
 def _take_slot(batch: Batch, annotator_id: int, now: datetime) -> Assignment | None:
@@ -488,7 +478,7 @@ def _take_slot(batch: Batch, annotator_id: int, now: datetime) -> Assignment | N
     skipped: list[int] = []
     for _ in range(CANDIDATE_ATTEMPTS):
         candidates = (
-            _open_items(batch, annotator_id)
+            admission.takeable_items(batch, annotator_id)
             .exclude(pk__in=skipped)
             .order_by("-reserved_count", "-counted_count", "position")
             .values_list("pk", "reserved_ab", "reserved_ba")
@@ -509,19 +499,13 @@ def _take_slot(batch: Batch, annotator_id: int, now: datetime) -> Assignment | N
 
 
 def _why_no_work(batch: Batch, annotator_id: int, now: datetime) -> tuple[str, int | None]:
-    regular = Item.objects.filter(batch=batch, is_check=False)
-    if regular.filter(reserved_count__lt=F("target")).exists():
-        return NoWorkReason.ALL_SEEN, None
-    unfinished = regular.filter(counted_count__lt=F("target"))
-    waiting_on = unfinished.exclude(assignments__annotator_id=annotator_id)
-    if waiting_on.exists():
+    left = admission.work_left(batch, annotator_id)
+    if left == admission.WorkLeft.TAKEABLE:
+        # every candidate was taken under us a moment ago: ask again at once
+        return NoWorkReason.WAIT, admission.WAIT_RETRY_BOUNDS[0]
+    if left == admission.WorkLeft.HELD:
         # the slots this annotator could take are held by leases that may expire
-        soonest = Assignment.objects.filter(
-            item__in=waiting_on, state=AssignmentState.OPEN
-        ).aggregate(soonest=Min("expires_at"))["soonest"]
-        seconds = (soonest - now).total_seconds() if soonest else WAIT_RETRY_BOUNDS[0]
-        low, high = WAIT_RETRY_BOUNDS
-        return NoWorkReason.WAIT, int(min(max(seconds, low), high))
-    if unfinished.exists():
+        return NoWorkReason.WAIT, admission.held_retry_after(batch, annotator_id, now)
+    if left == admission.WorkLeft.SEEN:
         return NoWorkReason.ALL_SEEN, None
     return NoWorkReason.DRAINED, None

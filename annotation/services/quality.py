@@ -5,8 +5,9 @@ the automatic exclusion they can lead to (docs/SPEC.md, "Measurement validity").
   They hold no slot of any item's N; each annotator meets one after about every
   ``check_every`` regular items (jittered by up to a third either way, so the position
   cannot be learned), drawn from the checks they have not seen; someone who has seen
-  them all gets no more. Their labels are stored with status ``check`` and
-  ``check_passed``.
+  them all gets no more. A check pair is shown in a random order per lease, like a
+  regular pair. Their labels are stored with status ``check``, ``check_passed`` (judged
+  on the canonical value) and the order shown.
 * **Repeats**: after about every ``repeat_every`` regular items, an item the annotator
   labelled earlier (not the one just done) is shown again, in the same order as before;
   the label is stored with status ``repeat`` and never counted — it measures test–retest
@@ -30,6 +31,7 @@ from annotation.models import (
     Purpose,
 )
 from annotation.services.leases import new_lease
+from annotation.services.slots import ORDERS
 
 
 def next_due(every: int, done: int, rng: random.Random | None = None) -> int:
@@ -79,7 +81,14 @@ def _check_lease(batch: Batch, annotator_id: int, now: datetime) -> Assignment |
     pool = list(unseen)
     if not pool:
         return None  # every check seen: no more checks for this annotator
-    return new_lease(batch, annotator_id, random.choice(pool), now, purpose=Purpose.CHECK)
+    # A pair is shown in a random order, like a regular pair: in the imported order
+    # always, a worker who always picks "Response 1" would pass every check whose answer
+    # is A. The answer is judged in canonical terms (``TaskKind.canonical``), so a gold
+    # tie stays a tie whichever order was shown.
+    order = random.choice(ORDERS) if batch.task_kind.comparison else ""
+    return new_lease(
+        batch, annotator_id, random.choice(pool), now, purpose=Purpose.CHECK, shown_order=order
+    )
 
 
 def _repeat_lease(batch: Batch, annotator_id: int, now: datetime) -> Assignment | None:

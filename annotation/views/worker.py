@@ -4,12 +4,15 @@ The rating page is one HTML shell; ``static/annotation/rating.js`` fetches items
 JSON API so that the next item appears without a page reload.
 """
 
+import math
 import secrets
+import time
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -143,7 +146,11 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
         request.session[PENDING_SWITCH] = pending
     elif decision.participation is not None:
         worker_session.remember(request.session, batch.slug, decision.participation.annotator_id)
-    response = _page_for(request, batch, decision)
+    if decision.page in (Page.WAIT, Page.BUSY) and decision.participation is None:
+        response = _waiting(request, batch, decision, platform)
+    else:
+        _stop_waiting(request, batch)
+        response = _page_for(request, batch, decision, platform)
     response.set_cookie(
         DEVICE_COOKIE, device, max_age=DEVICE_COOKIE_AGE, httponly=True, samesite="Lax",
         secure=request.is_secure(),
@@ -151,7 +158,53 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
-def _page_for(request: HttpRequest, batch: Batch, decision) -> HttpResponse:
+# {batch slug: [first, last]} times (epoch seconds) of this browser's waiting for a slot
+WAITING = "worker_waiting"
+# a wait not polled for this long was given up: opening the link again starts a new one
+WAIT_FORGOTTEN_SECONDS = 5 * 60
+
+
+def _waiting(request: HttpRequest, batch: Batch, decision, platform: str) -> HttpResponse:
+    """The waiting page of a newcomer for whom every slot is held by others' leases (or
+    the concurrency cap is reached): it asks again by itself after ``Retry-After``
+    seconds, for up to ``wait_for_release_seconds`` in all; then it says that no place
+    came back (``Page.FULL``) or that the study is busy (``Page.BUSY``)."""
+    now = time.time()
+    waits = dict(request.session.get(WAITING, {}))
+    first, last = waits.get(batch.slug, (now, now))
+    if now - last > WAIT_FORGOTTEN_SECONDS:
+        first = now
+    left = batch.wait_for_release_seconds - (now - first)
+    if left <= 0:
+        _stop_waiting(request, batch)
+        page = Page.FULL if decision.page == Page.WAIT else Page.BUSY
+        return _notice(request, batch, None, page, 0, platform=platform, waited=True)
+    waits[batch.slug] = (first, now)
+    request.session[WAITING] = waits
+    retry = max(1, min(decision.retry_after or 5, math.ceil(left)))
+    response = render(
+        request,
+        "annotation/waiting.html",
+        {"batch": batch, "busy": decision.page == Page.BUSY, "retry": retry, "left": int(left)},
+        status=503,
+    )
+    response["Retry-After"] = str(retry)
+    response[WAIT_LEFT_HEADER] = str(int(left))
+    return response
+
+
+# how long the waiting page may still wait, so that its script can show it
+WAIT_LEFT_HEADER = "X-Wait-Seconds-Left"
+
+
+def _stop_waiting(request: HttpRequest, batch: Batch) -> None:
+    if batch.slug in request.session.get(WAITING, {}):
+        waits = dict(request.session[WAITING])
+        waits.pop(batch.slug)
+        request.session[WAITING] = waits
+
+
+def _page_for(request: HttpRequest, batch: Batch, decision, platform: str) -> HttpResponse:
     page = decision.page
     if page == Page.QUESTIONNAIRE:
         return redirect(reverse("work-questionnaire", args=[batch.slug]))
@@ -164,40 +217,59 @@ def _page_for(request: HttpRequest, batch: Batch, decision) -> HttpResponse:
             {"batch": batch, "action": reverse("work-switch", args=[batch.slug])},
             status=409,
         )
-    return _notice(request, batch, decision.participation, page, decision.done)
+    return _notice(request, batch, decision.participation, page, decision.done, platform=platform)
 
 
 NOTICES = {
     Page.FULL: (
-        "This study is full",
-        "Every item already has all the answers it needs, so there is nothing left for "
-        "you to do. Thank you for your interest.",
+        _("This study is full"),
+        _(
+            "Every item already has all the answers it needs, so there is nothing left for "
+            "you to do. Thank you for your interest."
+        ),
     ),
     Page.BUSY: (
-        "Please try again in a few minutes",
-        "The study has as many people working on it as it can take at once. Please come "
-        "back in a few minutes.",
+        _("Please try again in a few minutes"),
+        _(
+            "The study has as many people working on it as it can take at once. Please "
+            "come back in a few minutes."
+        ),
     ),
     Page.LIMITED: (
-        "Too many new entries",
-        "Too many people entered this study from your network in the last hour. Please "
-        "try again later.",
+        _("Too many new entries"),
+        _(
+            "Too many people entered this study from your network in the last hour. "
+            "Please try again later."
+        ),
     ),
     Page.SCREENED_OUT: (
-        "Thank you for your time",
-        "This study has no more items for you.",
+        _("Thank you — you were screened out of this study"),
+        _("This study has no more items for you. Thank you for your time."),
     ),
-    Page.DONE: ("Thank you!", "There are no more items for you in this study."),
+    Page.DONE: (_("Thank you!"), _("There are no more items for you in this study.")),
+}
+# what the page says when a newcomer waited as long as the batch allows
+WAITED_NOTICES = {
+    Page.FULL: (
+        _("No place came back in time"),
+        _(
+            "The last items are still being rated by other people, and none of them came "
+            "back while you waited. Thank you for waiting."
+        ),
+    ),
+    Page.BUSY: NOTICES[Page.BUSY],
 }
 NOTICE_STATUS = {Page.BUSY: 503, Page.LIMITED: 429}
 
 
-def _notice(request, batch: Batch, participation, page: str, done: int) -> HttpResponse:
-    title, message = NOTICES[page]
+def _notice(
+    request, batch: Batch, participation, page: str, done: int, *, platform: str, waited=False
+) -> HttpResponse:
+    title, message = (WAITED_NOTICES if waited else NOTICES)[page]
     ending = (
         completion(batch, participation, done)
         if participation is not None
-        else completion_for_newcomer(batch)
+        else completion_for_newcomer(batch, platform)
     )
     return render(
         request,
@@ -208,7 +280,7 @@ def _notice(request, batch: Batch, participation, page: str, done: int) -> HttpR
             "title": title,
             "message": message,
             "ending": ending if page != Page.BUSY and page != Page.LIMITED else None,
-            "platform": participation.annotator.platform if participation else "",
+            "platform": platform,
         },
         status=NOTICE_STATUS.get(page, 200),
     )
@@ -313,6 +385,7 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
             "options": batch.task_kind.options(batch),
             "widget": batch.task_kind.widget_config(batch),
             "instructions_html": render_markdown(batch.instructions),
+            "platform": participation.annotator.platform,
         },
     )
 

@@ -133,6 +133,7 @@
   }
 
   function renderItem(payload) {
+    waitingSince = null; // work came: a later wait starts its own count
     // the item's display comes from the server (its kind's template, texts sanitised)
     const item = el("item");
     // The focus was on the option just sent (or in the old item): it moves to the new
@@ -181,11 +182,13 @@
     if (content) content.refresh();
   }
 
-  function renderDone(payload) {
+  function renderDone(payload, waitedOut) {
     current = null;
+    waitingSince = null;
     stopHeartbeat();
     el("rating").hidden = true;
-    el("done").hidden = false;
+    const doneBox = el("done");
+    doneBox.hidden = false;
     if (el("keys-button")) el("keys-button").hidden = true; // no keys to press any more
     const done = payload.progress && payload.progress.done;
     const reasons = {
@@ -196,14 +199,24 @@
         ? "You have rated every item available to you. You are done."
         : "There is nothing left for you to rate in this study.",
       quota_reached: "You have rated as many items as this study asks of one person.",
-      excluded: "Thank you for your time. This study has no more items for you.",
+      excluded: doneBox.dataset.screenedOut,
     };
-    el("done-reason").textContent = reasons[payload.reason] || "There are no more items.";
+    el("done-reason").textContent = waitedOut
+      ? doneBox.dataset.waitedOut
+      : reasons[payload.reason] || "There are no more items.";
     el("return-study").hidden = !payload.return_study;
+    const screenedOut = payload.ending === "screened_out";
     if (payload.completion_code) {
       el("completion").hidden = false;
+      const label = el("code-label");
+      label.textContent =
+        payload.ending === "completed"
+          ? label.dataset.completed
+          : screenedOut
+            ? label.dataset.screenedOut
+            : label.dataset.other;
       el("completion-code").textContent = payload.completion_code;
-      if (payload.mturk_submit) {
+      if (payload.mturk_submit && !screenedOut) {
         // MTurk ends a HIT only by a POST from the worker's page to externalSubmit.
         const mturk = el("mturk-submit");
         mturk.action = payload.mturk_submit.url;
@@ -212,12 +225,13 @@
         mturk.hidden = false;
         el("mturk-button").focus();
       }
-      if (payload.completion_url) {
-        const link = el("completion-link");
-        link.href = payload.completion_url;
-        link.hidden = false;
-        link.focus();
-      }
+    }
+    if (payload.completion_url) {
+      // only a real address is a link: without one, no button at all
+      const link = el("completion-link");
+      link.href = payload.completion_url;
+      link.hidden = false;
+      link.focus();
     }
   }
 
@@ -240,12 +254,23 @@
 
   // Nothing to hand out right now, but the study is not over: the remaining items are
   // being rated by others (their leases may expire), or the study has as many people at
-  // work as it can take. Ask again after the time the server suggests.
+  // work as it can take. Ask again after the time the server suggests, for up to the
+  // batch's wait_seconds in all; then show the ending the server gave with the answer
+  // (the completion code for a worker who did items).
+  let waitingSince = null;
   function waitAndRetry(payload) {
     current = null;
     stopHeartbeat();
     el("rating").hidden = true;
-    const seconds = Math.max(5, payload.retry_after || 15);
+    if (waitingSince === null) waitingSince = Date.now();
+    const waited = (Date.now() - waitingSince) / 1000;
+    const limit = typeof payload.wait_seconds === "number" ? payload.wait_seconds : Infinity;
+    if (waited >= limit) {
+      showStatus("");
+      renderDone(payload, true);
+      return;
+    }
+    const seconds = Math.max(1, Math.min(payload.retry_after || 15, Math.ceil(limit - waited)));
     showStatus(
       payload.reason === "busy"
         ? "The study has as many people working on it as it can take at once. Trying again in " +
