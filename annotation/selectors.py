@@ -394,12 +394,14 @@ def sharing_groups(batch: Batch) -> dict[str, list[str]]:
         rows = (
             Participation.objects.filter(batch=batch)
             .exclude(**{f"{field}__isnull": True})
-            .exclude(**{field: ""})
             .order_by("pk")
             .values_list(field, "annotator__pseudonym")
         )
         for value, pseudonym in rows:
-            members.setdefault(str(value), []).append(pseudonym)
+            # Empty values are skipped here, not in SQL: on PostgreSQL, excluding
+            # ``entry_ip = ''`` on the NULL-able address column left out every row.
+            if value:
+                members.setdefault(str(value), []).append(pseudonym)
         shared = [names for names in members.values() if len(names) > 1]
         for number, names in enumerate(shared, start=1):
             groups[f"{label} {number}"] = names

@@ -36,6 +36,16 @@ def browser_key(session, batch_slug: str) -> str:
     return keys[batch_slug]
 
 
+def browser_keys(session) -> frozenset[str]:
+    """Every key this browser holds (without making one): what a label is judged by."""
+    return frozenset(session.get(BROWSER_KEY, {}).values())
+
+
+def held_browser_key(session, batch_slug: str) -> str:
+    """This browser's key for a batch, or "" when it has none yet (nothing is made)."""
+    return session.get(BROWSER_KEY, {}).get(batch_slug, "")
+
+
 def forget(session, batch_slug: str) -> None:
     """This browser no longer stands for anyone in the batch (the worker stopped here)."""
     annotators = dict(session.get(SESSION_KEY, {}))

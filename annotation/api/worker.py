@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from annotation import selectors, worker_session
 from annotation.models import Annotator, Batch, Participation
 from annotation.services.admission import completion
-from annotation.services.labelling import submit_label
+from annotation.services.labelling import TAKEN_OVER, submit_label
 from annotation.services.leasing import (
     NoWorkReason,
     WorkState,
@@ -22,7 +22,7 @@ from annotation.services.leasing import (
     lease_next_item,
     participation_for_work,
 )
-from core.errors import InvalidInput, NotFound
+from core.errors import Conflict, InvalidInput, NotFound
 
 
 class WorkerPrincipal:
@@ -88,6 +88,10 @@ class NextItemView(WorkerAPIView):
         now = timezone.now()
         participation, state = _participation(request, slug, now)
         batch = participation.batch
+        if participation.browser_key and participation.browser_key != (
+            worker_session.held_browser_key(request.session, slug)
+        ):
+            raise Conflict(TAKEN_OVER.removeprefix("assignment: ").capitalize() + ".")
         outcome = lease_next_item(batch, participation, now, state=state)
         progress = {
             "done": outcome.done,
@@ -245,7 +249,11 @@ class SubmitLabelView(WorkerAPIView):
         for annotator in _session_annotators(request.session):
             try:
                 outcome = submit_label(
-                    annotator, assignment_id, body.get("value"), body.get("duration_ms")
+                    annotator,
+                    assignment_id,
+                    body.get("value"),
+                    body.get("duration_ms"),
+                    browser_keys=worker_session.browser_keys(request.session),
                 )
             except NotFound as missing:
                 last_error = missing

@@ -403,6 +403,14 @@ def clean_design(values: dict, *, lease_seconds: int) -> dict:
             raise InvalidInput(
                 "reward_currency", "is needed with reward_per_participant (e.g. GBP)"
             )
+    if "prolific" in (cleaned.get("accept_platforms") or []) and not cleaned.get(
+        "prolific_study_id"
+    ):
+        raise InvalidInput(
+            "prolific_study_id",
+            "is needed when an invitation-only batch admits Prolific links (links must carry "
+            "it as STUDY_ID)",
+        )
     policy = cleaned.get("flag_policy")
     if policy == "exclude" and cleaned.get("flagged_share_to_exclude") is None:
         raise InvalidInput(

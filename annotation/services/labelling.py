@@ -24,6 +24,10 @@ from core.errors import Conflict, InvalidInput, NotFound
 from core.locking import lock_rows
 
 MAX_DURATION_MS = 2**31 - 1
+TAKEN_OVER = (
+    "assignment: this study was opened in another browser, which goes on with it; "
+    "please continue there"
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ def submit_label(
     value,
     duration_ms=None,
     now: datetime | None = None,
+    *,
+    browser_keys: frozenset[str] | None = None,
 ) -> SubmitOutcome:
     """Store the annotator's label for their assignment.
 
@@ -50,7 +56,12 @@ def submit_label(
       ever counts);
     * the same value again: the earlier outcome (an idempotent retry);
     * a different value again: ``Conflict``. A batch paused or closed since the lease
-      was handed out still accepts the label: nothing a worker did is thrown away.
+      was handed out still accepts the label: nothing a worker did is thrown away;
+    * from a browser the participation is no longer bound to (``browser_keys``: the
+      keys the submitting browser holds; another browser took the participation over):
+      the answer to a lease the take-over released is kept as ``surplus``, never
+      counted; a lease still open belongs to the other browser: ``Conflict``. ``None``
+      (a caller without a browser) skips the check.
 
     ``value`` is as the worker gave it, relative to what was shown; it is stored in the
     kind's canonical terms (a pair: relative to the imported A and B) with the order shown.
@@ -59,7 +70,9 @@ def submit_label(
     """
     now = now or timezone.now()
     assignment_uuid = _parse_assignment_id(assignment_id)
-    fast = _submit_in_one_statement(annotator, assignment_uuid, value, duration_ms, now)
+    fast = _submit_in_one_statement(
+        annotator, assignment_uuid, value, duration_ms, now, browser_keys=browser_keys
+    )
     if fast is not None:
         return fast
     with transaction.atomic():
@@ -90,8 +103,26 @@ def submit_label(
         elif assignment.purpose == Purpose.REPEAT:
             status = LabelStatus.REPEAT
         else:
-            status = _claim_count(assignment)
-            too_fast, straightlined = quality.flags(batch, annotator.pk, clean.value, duration_ms)
+            participant, bound = (
+                Participation.objects.filter(
+                    batch_id=assignment.batch_id, annotator_id=assignment.annotator_id
+                )
+                .values_list("status", "browser_key")
+                .first()
+            ) or ("", "")
+            if browser_keys is not None and bound and bound not in browser_keys:
+                # another browser took the participation over
+                if assignment.state == AssignmentState.OPEN:
+                    # taking over released every lease the old browser held: an open
+                    # one was handed to the browser that now holds the participation
+                    raise Conflict(TAKEN_OVER)
+                status = LabelStatus.SURPLUS
+            else:
+                excluded = participant == Participation.Status.EXCLUDED
+                status = _claim_count(assignment, excluded)
+                too_fast, straightlined = quality.flags(
+                    batch, annotator.pk, clean.value, duration_ms
+                )
         label = Label.objects.create(
             assignment=assignment,
             batch_id=assignment.batch_id,
@@ -118,7 +149,13 @@ def submit_label(
 
 
 def _submit_in_one_statement(
-    annotator: Annotator, assignment_pk: uuid.UUID, value, duration_ms, now: datetime
+    annotator: Annotator,
+    assignment_pk: uuid.UUID,
+    value,
+    duration_ms,
+    now: datetime,
+    *,
+    browser_keys: frozenset[str] | None = None,
 ) -> SubmitOutcome | None:
     """The common case on PostgreSQL — the first submission to an open regular lease of
     an annotator who is not excluded — as one read and one write
@@ -134,12 +171,13 @@ def _submit_in_one_statement(
         raise NotFound("No such assignment.")
     n_assignment = len(sql.columns(Assignment))
     assignment = sql.instance(Assignment, row[:n_assignment])
-    assignment.batch = sql.instance(Batch, row[n_assignment:-1])
-    annotator_excluded = row[-1]
+    assignment.batch = sql.instance(Batch, row[n_assignment:-2])
+    annotator_excluded, bound_browser = row[-2:]
     if (
         assignment.state != AssignmentState.OPEN
         or assignment.purpose != Purpose.REGULAR
         or annotator_excluded
+        or (browser_keys is not None and bound_browser and bound_browser not in browser_keys)
     ):
         return None
     batch = assignment.batch
@@ -181,24 +219,23 @@ def _submit_in_one_statement(
 
 @sql.statement
 def _lease_sql() -> str:
-    """The lease with its batch, and whether its annotator is excluded from the batch."""
+    """The lease with its batch, whether its annotator is excluded from the batch, and
+    the browser key their participation is bound to."""
     return f"""
         SELECT {sql.select_list(Assignment, "a")}, {sql.select_list(Batch, "b")},
             EXISTS (SELECT 1 FROM {sql.table(Participation)} p
                     WHERE p.batch_id = a.batch_id AND p.annotator_id = a.annotator_id
-                      AND p.status = 'excluded')
+                      AND p.status = 'excluded'),
+            (SELECT p.browser_key FROM {sql.table(Participation)} p
+             WHERE p.batch_id = a.batch_id AND p.annotator_id = a.annotator_id)
         FROM {sql.table(Assignment)} a JOIN {sql.table(Batch)} b ON b.id = a.batch_id
         WHERE a.id = %(assignment)s AND a.annotator_id = %(annotator)s
     """
 
 
-def _claim_count(assignment: Assignment) -> str:
-    """Decide the label's status and move the item's counters accordingly."""
-    excluded = Participation.objects.filter(
-        batch_id=assignment.batch_id,
-        annotator_id=assignment.annotator_id,
-        status=Participation.Status.EXCLUDED,
-    ).exists()
+def _claim_count(assignment: Assignment, excluded: bool) -> str:
+    """Decide the label's status (``excluded``: the annotator is excluded from the
+    batch) and move the item's counters accordingly."""
     slot = (assignment.item_id, assignment.shown_order)
     if excluded:
         if assignment.state == AssignmentState.OPEN:

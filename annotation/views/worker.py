@@ -59,7 +59,8 @@ def identify_entry(params, batch: Batch) -> tuple[str, str, dict] | None:
 
     ``None`` means an MTurk preview (nobody to identify yet). Raises ``EntryError``
     naming the missing parameter. A personal invitation (``?invite=<token>``) names its
-    invitee; a batch that requires invitations refuses a plain ``?worker=<id>``.
+    invitee; a batch that requires invitations refuses every other link but those of the
+    platforms it accepts (``admission_check``).
     """
     if params.get("assignmentId") == MTURK_PREVIEW:
         return None
@@ -68,12 +69,9 @@ def identify_entry(params, batch: Batch) -> tuple[str, str, dict] | None:
             return "generic", invitee_of(batch, params.get("invite", "")), {}
         except InvalidInput as forged:
             raise EntryError(forged.message[0].upper() + forged.message[1:] + ".") from forged
-    if batch.invitations_required and "worker" in params:
-        raise EntryError(
-            "This study takes part by personal invitation only: please use the link you were sent."
-        )
     for platform, id_param, extra_params in PLATFORM_PARAMETERS:
         if id_param in params:
+            admission_check(batch, platform, params)
             worker_id = params.get(id_param, "").strip()
             if not worker_id:
                 raise EntryError(f"The link's {id_param} parameter is empty.")
@@ -89,6 +87,28 @@ def identify_entry(params, batch: Batch) -> tuple[str, str, dict] | None:
         "The link is missing the worker id: PROLIFIC_PID (Prolific), workerId (MTurk) "
         "or worker (invitation link)."
     )
+
+
+INVITATION_ONLY = _(
+    "This study takes part by personal invitation only: please use the link you were sent."
+)
+OTHER_STUDY = _("This link belongs to another Prolific study: please open this study's own link.")
+
+
+def admission_check(batch: Batch, platform: str, params) -> None:
+    """An invitation-only batch admits invitation links only — a platform's links only
+    when the batch names it in ``accept_platforms`` — and a Prolific link must carry the
+    batch's ``prolific_study_id`` as its ``STUDY_ID`` when the batch is invitation-only
+    (a link of another study is refused in any batch that names its study)."""
+    study = params.get("STUDY_ID", "")
+    if batch.invitations_required:
+        if platform not in batch.accept_platforms:
+            raise EntryError(str(INVITATION_ONLY))
+        if platform == "prolific" and study != batch.prolific_study_id:
+            raise EntryError(str(OTHER_STUDY if study else INVITATION_ONLY))
+    elif platform == "prolific" and batch.prolific_study_id and study:
+        if study != batch.prolific_study_id:
+            raise EntryError(str(OTHER_STUDY))
 
 
 def unavailable(request: HttpRequest, batch: Batch | None, message: str, status: int):

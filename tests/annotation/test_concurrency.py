@@ -289,7 +289,9 @@ def run_annotators(
         if body["assignment"] is None:
             reason = body.get("reason")
             if reason in WAIT_REASONS:
-                if body.get("completion_code") is not None or not body.get("retry_after"):
+                # the ending shown if nothing comes back in time: a code only for work done
+                earned = bool(person.acked)
+                if bool(body.get("completion_code")) != earned or not body.get("retry_after"):
                     raise ProtocolError(f"told to wait, but: {body!r}")
                 return body
             # a completion code for work done, never for nothing done
