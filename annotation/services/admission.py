@@ -55,8 +55,9 @@ class WorkLeft:
 
 
 # how soon a worker told to wait asks again, in seconds: the soonest expiry of a lease
-# that holds a slot they could take, within these bounds
-WAIT_RETRY_BOUNDS = (5, 60)
+# that holds a slot they could take, within these bounds (a slot also comes back sooner
+# than any expiry: a platform return, an exclusion, a browser taking over)
+WAIT_RETRY_BOUNDS = (5, 15)
 
 
 def _unfinished_for(batch: Batch, annotator_id: int):

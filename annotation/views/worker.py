@@ -187,27 +187,26 @@ WAIT_FORGOTTEN_SECONDS = 5 * 60
 def _waiting(request: HttpRequest, batch: Batch, decision, platform: str) -> HttpResponse:
     """The waiting page of a newcomer for whom every slot is held by others' leases (or
     the concurrency cap is reached): it asks again by itself after ``Retry-After``
-    seconds, for up to ``wait_for_release_seconds`` in all; then it says that no place
-    came back (``Page.FULL``) or that the study is busy (``Page.BUSY``)."""
+    seconds, for up to ``wait_for_release_seconds`` in all (``X-Wait-Seconds-Left``
+    says how long it may still wait); then it says that no place came back
+    (``Page.FULL``) or that the study is busy (``Page.BUSY``)."""
     now = time.time()
     waits = dict(request.session.get(WAITING, {}))
     first, last = waits.get(batch.slug, (now, now))
     if now - last > WAIT_FORGOTTEN_SECONDS:
         first = now
     left = batch.wait_for_release_seconds - (now - first)
+    waits[batch.slug] = (first, now)  # kept when it ran out: a reload shows the same end
+    request.session[WAITING] = waits
     if left <= 0:
-        _stop_waiting(request, batch)
         page = Page.FULL if decision.page == Page.WAIT else Page.BUSY
         return _notice(request, batch, None, page, 0, platform=platform, waited=True)
-    waits[batch.slug] = (first, now)
-    request.session[WAITING] = waits
     retry = max(1, min(decision.retry_after or 5, math.ceil(left)))
     response = render(
         request,
         "annotation/waiting.html",
         {"batch": batch, "busy": decision.page == Page.BUSY, "retry": retry, "left": int(left)},
-        status=503,
-    )
+    )  # 200, not 503: a wait is the page working as meant, not a server failing
     response["Retry-After"] = str(retry)
     response[WAIT_LEFT_HEADER] = str(int(left))
     return response

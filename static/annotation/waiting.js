@@ -35,13 +35,13 @@
       return;
     }
     template = box.dataset.countdown;
-    if (response.status === 503 && response.headers.get("X-Wait-Seconds-Left") !== null) {
+    if (response.ok && response.headers.get("X-Wait-Seconds-Left") !== null) {
       next = retryAfter(response);
       left = Number(response.headers.get("X-Wait-Seconds-Left")) || 0;
       return;
     }
-    if (response.status === 429) {
-      next = retryAfter(response); // asked too often: wait as told, then ask again
+    if (response.status === 429 || response.status === 503) {
+      next = retryAfter(response); // asked too often, or the server is busy: ask again
       return;
     }
     window.location.reload(); // a page of its own: consent, the items, or the end

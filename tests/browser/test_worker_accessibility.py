@@ -135,7 +135,7 @@ def test_notices_elsewhere_and_unavailable(browser, page: Page, live_server, art
     annotator = Annotator.objects.get(platform="prolific", platform_id="screened")
     exclude_annotator(screened, annotator, reason="failed checks")
     page.goto(f"{live_server.url}/work/{screened.slug}/?{PROLIFIC.format('screened')}")
-    expect(page.get_by_role("heading", name="Thank you for your time")).to_be_visible()
+    expect(page.get_by_role("heading", name=re.compile("screened out"))).to_be_visible()
     expect(page.locator("#completion-code")).to_have_text("SCREENED")
     check(page, artifacts, "notice-screened-out")
 
