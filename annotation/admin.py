@@ -13,6 +13,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
 
+from annotation import setting_rules as rules
 from annotation.models import (
     Annotator,
     Assignment,
@@ -39,10 +40,10 @@ class BatchAdminForm(forms.ModelForm):
     """Checks the changed settings with the services' rules before anything is saved."""
 
     completion_url = forms.URLField(
-        max_length=batch_services.MAX_URL_CHARS, required=False, assume_scheme="https"
+        max_length=rules.MAX_URL_CHARS, required=False, assume_scheme="https"
     )
     screen_out_url = forms.URLField(
-        max_length=batch_services.MAX_URL_CHARS, required=False, assume_scheme="https"
+        max_length=rules.MAX_URL_CHARS, required=False, assume_scheme="https"
     )
 
     class Meta:

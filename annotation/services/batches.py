@@ -4,14 +4,15 @@ The rules a batch's settings obey live here (``validate_settings``), so the page
 API, Django's admin and the command line accept and refuse exactly the same values.
 """
 
+import copy
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
-from django.core.exceptions import ValidationError
-from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 
+from annotation import setting_rules as rules
+from annotation import settings_spec
 from annotation.kinds import get_kind
 from annotation.models import (
     DEFAULT_ANNOTATIONS_PER_ITEM,
@@ -23,20 +24,10 @@ from annotation.services import questionnaire, slots
 from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
-from core.text import check_text
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
 # Staff pages of other parts of the site live beside the batches under /manage/.
 RESERVED_SLUGS = {"census", "genie", "corpora", "corpus"}
-
-# The database's limits (PositiveIntegerField, the columns' max_length) and the pages'.
-MAX_INTEGER = 2_147_483_647
-MAX_TITLE_CHARS = 300
-MAX_CODE_CHARS = 100
-MAX_URL_CHARS = 500
-MAX_BUTTON_TEXT_CHARS = 100
-MAX_MARKDOWN_CHARS = 100_000
-URL_SCHEMES = ["http", "https"]
 
 # state -> states it may move to
 TRANSITIONS: dict[str, set[str]] = {
@@ -92,7 +83,7 @@ def create_batch(
         },
         task_kind,
     )
-    design = clean_design({**DESIGN_DEFAULTS, **design}, lease_seconds=lease_seconds)
+    design = clean_design({**copy.deepcopy(DESIGN_DEFAULTS), **design}, lease_seconds=lease_seconds)
     if Batch.objects.filter(slug=slug).exists():
         raise Conflict(f"slug: a batch {slug!r} already exists")
     batch = Batch(
@@ -172,51 +163,13 @@ def set_annotations_per_item(
 
 def _set_annotations_per_item(batch: Batch, annotations_per_item: int) -> Batch:
     """Change N; never below what an item already holds (counted labels + open leases)."""
-    _check_positive("annotations_per_item", annotations_per_item)
+    rules.positive("annotations_per_item", annotations_per_item)
     with transaction.atomic():
         batch = Batch.objects.select_for_update().get(pk=batch.pk)
         slots.change_target(batch, annotations_per_item)
         batch.annotations_per_item = annotations_per_item
         batch.save(update_fields=["annotations_per_item"])
     return batch
-
-
-def _check_positive(field: str, value) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise InvalidInput(field, f"must be a positive integer, got {value!r}")
-    if value > MAX_INTEGER:
-        raise InvalidInput(field, f"must be at most {MAX_INTEGER}, got {value!r}")
-
-
-def _check_line(field: str, value, max_chars: int) -> None:
-    """A one-line text: a string, at most ``max_chars``, no control characters."""
-    if not isinstance(value, str):
-        raise InvalidInput(field, "must be text")
-    if len(value) > max_chars:
-        raise InvalidInput(field, f"is {len(value)} characters long; at most {max_chars}")
-    check_text(field, value)
-
-
-def _check_markdown(field: str, value) -> None:
-    if not isinstance(value, str):
-        raise InvalidInput(field, "must be text")
-    if len(value) > MAX_MARKDOWN_CHARS:
-        raise InvalidInput(field, f"is {len(value)} characters long; at most {MAX_MARKDOWN_CHARS}")
-    check_text(field, value, multiline=True)
-
-
-def _check_url(field: str, value) -> None:
-    """Empty, or an http(s) address: the end page's button leads there, so a
-    ``javascript:`` or ``data:`` URL would run in the worker's page."""
-    _check_line(field, value, MAX_URL_CHARS)
-    if not value:
-        return
-    try:
-        URLValidator(schemes=URL_SCHEMES)(value)
-    except ValidationError as error:
-        raise InvalidInput(
-            field, f"{value[:80]!r} is not a web address (http:// or https:// only)"
-        ) from error
 
 
 def _check_scale_labels(kind, value) -> None:
@@ -229,23 +182,18 @@ def _check_scale_labels(kind, value) -> None:
         if not str(key).lstrip("+-").isdigit() or int(key) not in defaults:
             allowed = ", ".join(str(label) for label in defaults) or "none for this kind"
             raise InvalidInput(field, f"is not a label value of this kind ({allowed})")
-        _check_line(field, text, MAX_BUTTON_TEXT_CHARS)
-
-
-def _check_quota(field: str, value) -> None:
-    if value is not None:
-        _check_positive(field, value)
+        rules.line(field, text, rules.MAX_BUTTON_TEXT_CHARS)
 
 
 SETTING_RULES = {
-    "title": lambda field, value: _check_line(field, value, MAX_TITLE_CHARS),
-    "annotations_per_item": _check_positive,
-    "lease_seconds": _check_positive,
-    "quota_per_annotator": _check_quota,
-    "instructions": _check_markdown,
-    "consent_text": _check_markdown,
-    "completion_code": lambda field, value: _check_line(field, value, MAX_CODE_CHARS),
-    "completion_url": _check_url,
+    "title": lambda field, value: rules.line(field, value, rules.MAX_TITLE_CHARS),
+    "annotations_per_item": rules.positive,
+    "lease_seconds": rules.positive,
+    "quota_per_annotator": rules.optional_positive,
+    "instructions": rules.markdown,
+    "consent_text": rules.markdown,
+    "completion_code": rules.code,
+    "completion_url": rules.url,
 }
 
 
@@ -260,127 +208,12 @@ def validate_settings(values: dict, kind) -> None:
         _check_scale_labels(kind, values["scale_labels"])
 
 
-def _check_optional_positive(field: str, value) -> None:
-    if value is not None:
-        _check_positive(field, value)
-
-
-def _check_code(field: str, value) -> None:
-    _check_line(field, value, MAX_CODE_CHARS)
-
-
-def _check_flag_policy(field: str, value) -> None:
-    if value not in FLAG_POLICIES:
-        raise InvalidInput(field, f"must be one of {', '.join(FLAG_POLICIES)}, got {value!r}")
-
-
-def _check_share(field: str, value) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
-        raise InvalidInput(field, f"must be a share between 0 and 1, got {value!r}")
-
-
-def _check_flag(field: str, value) -> None:
-    if not isinstance(value, bool):
-        raise InvalidInput(field, f"must be true or false, got {value!r}")
-
-
-def _check_platforms(field: str, value) -> None:
-    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
-        raise InvalidInput(field, "must be a list of platform names")
-    unknown = sorted(set(value) - set(CROWD_PLATFORMS))
-    if unknown:
-        raise InvalidInput(field, f"{unknown[0]!r} is not one of {', '.join(CROWD_PLATFORMS)}")
-    if len(set(value)) != len(value):
-        raise InvalidInput(field, "names a platform twice")
-
-
-def _check_seconds(field: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WAIT_SECONDS:
-        raise InvalidInput(
-            field, f"must be a whole number of seconds from 0 to {MAX_WAIT_SECONDS}, got {value!r}"
-        )
-
-
-def _check_study_id(field: str, value) -> None:
-    _check_line(field, value, MAX_CODE_CHARS)
-    if value and not STUDY_ID_PATTERN.match(value):
-        raise InvalidInput(field, f"{value[:40]!r} is not a Prolific study id (letters and digits)")
-
-
-def _check_reward(field: str, value) -> None:
-    if value is None:
-        return
-    try:
-        amount = Decimal(str(value))
-    except InvalidOperation as wrong:
-        raise InvalidInput(field, f"must be an amount such as 2.50, got {value!r}") from wrong
-    if not amount.is_finite() or amount < 0 or amount > MAX_REWARD:
-        raise InvalidInput(field, f"must be an amount from 0 to {MAX_REWARD}, got {value!r}")
-    if amount != amount.quantize(Decimal("0.01")):
-        raise InvalidInput(field, f"has more than two decimal places: {value!r}")
-
-
-def _check_currency(field: str, value) -> None:
-    if not isinstance(value, str) or (value and not CURRENCY_PATTERN.match(value)):
-        raise InvalidInput(
-            field, f"must be a three-letter currency code such as GBP, got {value!r}"
-        )
-
-
-FLAG_POLICIES = ("flag", "exclude")
-# the crowd platforms an invitation-only batch may still admit (``accept_platforms``)
-CROWD_PLATFORMS = ("prolific", "mturk")
-MAX_WAIT_SECONDS = 3600
-MAX_REWARD = Decimal("10000")
-STUDY_ID_PATTERN = re.compile(r"^[A-Za-z0-9]{1,100}$")
-CURRENCY_PATTERN = re.compile(r"^[A-Z]{3}$")
-# The study-design and quality-control settings (SPEC.md, "Measurement validity"): each
-# with its rule and its default. The same names in the API, on the pages and as flags of
+# The study-design and quality-control settings (SPEC.md, "Measurement validity", "Crowd
+# platforms"), each with its rule and its default, from their declarations
+# (``annotation.settings_spec``): the same names in the API, on the pages and as flags of
 # ``create_batch``.
-DESIGN_SETTINGS = {
-    "check_every": _check_optional_positive,
-    "exclude_after_failed_checks": _check_optional_positive,
-    "screen_out_code": _check_code,
-    "full_code": _check_code,
-    "min_seconds_per_item": _check_optional_positive,
-    "straightline_run": _check_optional_positive,
-    "flag_policy": _check_flag_policy,
-    "flagged_share_to_exclude": _check_share,
-    "max_concurrent_annotators": _check_optional_positive,
-    "max_lease_seconds": _check_optional_positive,
-    "questionnaire": None,  # questionnaire.clean_definition
-    "repeat_every": _check_optional_positive,
-    "invitations_required": _check_flag,
-    "accept_platforms": _check_platforms,
-    "screen_out_url": _check_url,
-    "wait_for_release_seconds": _check_seconds,
-    "prolific_study_id": _check_study_id,
-    "reward_per_participant": _check_reward,
-    "reward_currency": _check_currency,
-}
-DESIGN_DEFAULTS = {
-    "check_every": None,
-    "exclude_after_failed_checks": None,
-    "screen_out_code": "",
-    "full_code": "",
-    "min_seconds_per_item": None,
-    "straightline_run": None,
-    "flag_policy": "flag",
-    "flagged_share_to_exclude": None,
-    "max_concurrent_annotators": None,
-    "max_lease_seconds": None,
-    "questionnaire": [],
-    "repeat_every": None,
-    "invitations_required": False,
-    "accept_platforms": [],
-    "screen_out_url": "",
-    "wait_for_release_seconds": 120,
-    "prolific_study_id": "",
-    "reward_per_participant": None,
-    "reward_currency": "",
-}
+DESIGN_SETTINGS = {setting.name: setting.rule for setting in settings_spec.DESIGN}
+DESIGN_DEFAULTS = {setting.name: setting.default for setting in settings_spec.DESIGN}
 
 
 def clean_design(values: dict, *, lease_seconds: int) -> dict:

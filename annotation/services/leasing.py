@@ -270,13 +270,10 @@ def _one_statement_applies(batch: Batch, state: WorkState) -> bool:
     check or repeat due (nor their first due point still to be drawn)."""
     if connection.vendor != "postgresql" or batch.max_concurrent_annotators:
         return False
-    for every, due in (
-        (batch.check_every, state.next_check_after),
-        (batch.repeat_every, state.next_repeat_after),
-    ):
-        if every and (due is None or state.done >= due):
-            return False
-    return True
+    return not (
+        quality.is_due(batch.check_every, state.next_check_after, state.done)
+        or quality.is_due(batch.repeat_every, state.next_repeat_after, state.done)
+    )
 
 
 def _lease_in_one_statement(

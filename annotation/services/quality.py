@@ -40,6 +40,14 @@ def next_due(every: int, done: int, rng: random.Random | None = None) -> int:
     return done + max(1, every + (rng or random).randint(-spread, spread))
 
 
+def is_due(every: int | None, due_after: int | None, done: int) -> bool:
+    """Whether an attention check (or a repeat) is due for a participant who did ``done``
+    regular items: the batch has them (``every``) and the participant reached their due
+    point — or has none drawn yet, which the caller draws under the participant's lock
+    (``due_extra``). The one rule; the leasing path asks it too."""
+    return bool(every) and (due_after is None or done >= due_after)
+
+
 def due_extra(
     batch: Batch,
     participation: Participation,
@@ -59,11 +67,11 @@ def due_extra(
             setattr(participation, field, next_due(every, 0))
             changed.append(field)
     lease = None
-    if batch.check_every and done >= participation.next_check_after and has_regular_work():
+    if is_due(batch.check_every, participation.next_check_after, done) and has_regular_work():
         participation.next_check_after = next_due(batch.check_every, done)
         changed.append("next_check_after")
         lease = _check_lease(batch, participation.annotator_id, now)
-    elif batch.repeat_every and done >= participation.next_repeat_after and has_regular_work():
+    elif is_due(batch.repeat_every, participation.next_repeat_after, done) and has_regular_work():
         participation.next_repeat_after = next_due(batch.repeat_every, done)
         changed.append("next_repeat_after")
         lease = _repeat_lease(batch, participation.annotator_id, now)

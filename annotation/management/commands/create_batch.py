@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation import settings_spec
 from annotation.kinds import all_kinds
 from annotation.models import DEFAULT_ANNOTATIONS_PER_ITEM, DEFAULT_LEASE_SECONDS
 from annotation.services import questionnaire
@@ -42,25 +43,11 @@ class Command(BaseCommand):
         parser.add_argument("--quota", type=int, help="most items one annotator may label")
         parser.add_argument("--completion-url", default="", help="where finished workers go")
         parser.add_argument("--completion-code", default="", help="default: a random code")
-        design = parser.add_argument_group("study design and quality control")
-        for flag, kind, text in DESIGN_FLAGS:
-            design.add_argument(flag, type=kind, help=text)
-        design.add_argument(
-            "--flag-policy", choices=["flag", "exclude"], help="what flags lead to (default flag)"
-        )
+        design = parser.add_argument_group("study design, quality control, crowd platforms")
+        for setting in settings_spec.DESIGN:
+            setting.add_flag(design)
         design.add_argument(
             "--questionnaire", metavar="FILE", help="a YAML or JSON list of background questions"
-        )
-        design.add_argument(
-            "--invitations-required",
-            action="store_true",
-            help="refuse ?worker= links: only signed invitation links (manage.py invitations)",
-        )
-        design.add_argument(
-            "--accept-platform",
-            action="append",
-            choices=["prolific", "mturk"],
-            help="with --invitations-required: also admit this platform's links (repeatable)",
         )
         design.add_argument(
             "--reward-per-participant",
@@ -128,36 +115,14 @@ def _kind_settings(pairs: list[str]) -> dict:
     return settings
 
 
-# (flag, type, help) of the design settings given as numbers or text
-DESIGN_FLAGS = [
-    ("--check-every", int, "one attention check after about every K items"),
-    ("--exclude-after-failed-checks", int, "exclude a worker at their F-th failed check"),
-    ("--screen-out-code", str, "the code shown to excluded (screened-out) workers"),
-    ("--full-code", str, "a code for workers who got no item (if the platform needs one)"),
-    ("--min-seconds-per-item", int, "flag labels faster than this"),
-    ("--straightline-run", int, "flag runs of this many identical labels"),
-    ("--flagged-share-to-exclude", float, "with --flag-policy exclude: the share that excludes"),
-    ("--max-concurrent-annotators", int, "most workers holding a lease at once"),
-    ("--max-lease-seconds", int, "longest a visible page keeps its item (default 3 x lease)"),
-    ("--repeat-every", int, "show an earlier item again after about every R items"),
-    ("--screen-out-url", str, "where the screen-out page's button leads"),
-    ("--wait-for-release-seconds", int, "how long a newcomer waits for a held slot (default 120)"),
-    ("--prolific-study-id", str, "the Prolific study this batch runs as (its STUDY_ID)"),
-]
-
-
 def _design(options: dict) -> dict:
+    """The design settings given as flags (``settings_spec``), the reward and the
+    questionnaire file."""
     design = {}
-    for flag, _, _ in DESIGN_FLAGS:
-        name = flag.removeprefix("--").replace("-", "_")
-        if options.get(name) is not None:
-            design[name] = options[name]
-    if options.get("flag_policy"):
-        design["flag_policy"] = options["flag_policy"]
-    if options.get("invitations_required"):
-        design["invitations_required"] = True
-    if options.get("accept_platform"):
-        design["accept_platforms"] = options["accept_platform"]
+    for setting in settings_spec.DESIGN:
+        value = setting.flag_value(options)
+        if value is not None:
+            design[setting.name] = value
     if options.get("reward_per_participant"):
         amount, currency = options["reward_per_participant"]
         design["reward_per_participant"] = amount

@@ -1,0 +1,290 @@
+"""One declaration per study-design setting of a batch (docs/SPEC.md, "Measurement
+validity" and "Crowd platforms").
+
+Each ``BatchSetting`` names the setting (the model field, the API field and the page's
+form field all carry this name), its default, its value rule (``annotation.setting_rules``),
+the label and help of its form field, and its ``create_batch`` flag. From these:
+
+* ``services.batches`` takes the rules and defaults (``DESIGN_SETTINGS``,
+  ``DESIGN_DEFAULTS``), so every interface accepts and refuses the same values;
+* ``annotation.forms`` makes the create and edit pages' fields (``form_field``);
+* the ``create_batch`` command makes its flags (``add_flag``, ``flag_value``);
+* the API's batch serializer lists them (``DESIGN_SETTING_NAMES``).
+
+A new setting is one entry here plus its model field.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django import forms
+
+from annotation import setting_rules as rules
+
+
+@dataclass(frozen=True)
+class BatchSetting:
+    name: str
+    label: str
+    help: str
+    rule: Callable[[str, object], None]
+    default: object = None
+    # the form field: "count" (a positive integer or empty), "seconds", "code", "url",
+    # "flag", "share", "choice", "platforms", "amount", "currency", "questionnaire"
+    shape: str = "count"
+    minimum: int | None = None  # the form field's least value (counts)
+    choices: tuple[tuple[str, str], ...] = ()
+    flag_help: str = ""  # the create_batch flag's help; empty: no plain flag
+    normalise: Callable[[object], object] | None = None  # applied to the form's value
+    extra: dict = field(default_factory=dict)  # further form field arguments
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    # ----------------------------------------------------------------- the pages
+
+    def form_field(self) -> forms.Field:
+        """The field of the create and edit pages (never required: empty = default)."""
+        common = {"label": self.label, "help_text": self.help, "required": False, **self.extra}
+        shape = self.shape
+        if shape == "count":
+            return forms.IntegerField(min_value=self.minimum or 1, **common)
+        if shape == "seconds":
+            return forms.IntegerField(
+                min_value=0, max_value=rules.MAX_WAIT_SECONDS, initial=self.default, **common
+            )
+        if shape in ("code", "currency"):
+            limit = 3 if shape == "currency" else rules.MAX_CODE_CHARS
+            return forms.CharField(max_length=limit, **common)
+        if shape == "url":
+            return forms.URLField(max_length=rules.MAX_URL_CHARS, assume_scheme="https", **common)
+        if shape == "flag":
+            return forms.BooleanField(**common)
+        if shape == "share":
+            return forms.FloatField(min_value=0.01, max_value=1, **common)
+        if shape == "choice":
+            return forms.ChoiceField(choices=self.choices, initial=self.default, **common)
+        if shape == "platforms":
+            return forms.MultipleChoiceField(
+                choices=self.choices, widget=forms.CheckboxSelectMultiple, **common
+            )
+        if shape == "amount":
+            return forms.DecimalField(min_value=0, max_digits=10, decimal_places=2, **common)
+        if shape == "questionnaire":
+            return forms.CharField(
+                widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}), **common
+            )
+        raise ValueError(f"{self.name}: unknown form shape {shape!r}")
+
+    def from_form(self, value):
+        """The form's cleaned value as the setting's value: empty is the default."""
+        if value in (None, "") and self.default is not None:
+            value = self.default
+        return self.normalise(value) if self.normalise and value is not None else value
+
+    # ----------------------------------------------------------------- the command line
+
+    def add_flag(self, group) -> None:
+        """Add the plain ``create_batch`` flag of this setting (if it has one)."""
+        if not self.flag_help:
+            return
+        if self.shape == "flag":
+            group.add_argument(self.flag, action="store_true", help=self.flag_help)
+        elif self.shape == "platforms":
+            group.add_argument(
+                self.flag.removesuffix("s"),
+                dest=self.name,
+                action="append",
+                choices=[value for value, _ in self.choices],
+                help=self.flag_help,
+            )
+        elif self.shape == "choice":
+            group.add_argument(
+                self.flag, choices=[value for value, _ in self.choices], help=self.flag_help
+            )
+        else:
+            kind = {"count": int, "seconds": int, "share": float}.get(self.shape, str)
+            group.add_argument(self.flag, type=kind, help=self.flag_help)
+
+    def flag_value(self, options: dict):
+        """The flag's value from parsed options, or ``None`` when it was not given."""
+        value = options.get(self.name)
+        if self.shape == "flag":
+            return True if value else None
+        return value
+
+
+def _upper(value):
+    return str(value).strip().upper()
+
+
+PLATFORM_CHOICES = (("prolific", "Prolific links"), ("mturk", "MTurk links"))
+
+DESIGN = (
+    BatchSetting(
+        "check_every",
+        "Attention check every K items",
+        "Each worker meets one check item after about every K items; empty: none.",
+        rules.optional_positive,
+        flag_help="one attention check after about every K items",
+    ),
+    BatchSetting(
+        "exclude_after_failed_checks",
+        "Exclude after F failed checks",
+        "At the F-th failed check the worker is excluded and their slots reopen.",
+        rules.optional_positive,
+        flag_help="exclude a worker at their F-th failed check",
+    ),
+    BatchSetting(
+        "screen_out_code",
+        "Screen-out code",
+        "Shown to excluded workers (Prolific's code for screened-out participants).",
+        rules.code,
+        default="",
+        shape="code",
+        flag_help="the code shown to excluded (screened-out) workers",
+    ),
+    BatchSetting(
+        "full_code",
+        "Code when full",
+        "Only if your platform requires a code from workers who got no item.",
+        rules.code,
+        default="",
+        shape="code",
+        flag_help="a code for workers who got no item (if the platform needs one)",
+    ),
+    BatchSetting(
+        "min_seconds_per_item",
+        "Minimum seconds per item",
+        "Faster labels are flagged as too fast.",
+        rules.optional_positive,
+        flag_help="flag labels faster than this",
+    ),
+    BatchSetting(
+        "straightline_run",
+        "Straight-line run",
+        "A run of this many identical labels in a row is flagged.",
+        rules.optional_positive,
+        minimum=2,
+        flag_help="flag runs of this many identical labels",
+    ),
+    BatchSetting(
+        "flag_policy",
+        "Flag policy",
+        "",
+        rules.flag_policy,
+        default="flag",
+        shape="choice",
+        choices=(("flag", "Flag only"), ("exclude", "Exclude when too many are flagged")),
+        flag_help="what flags lead to (default flag)",
+    ),
+    BatchSetting(
+        "flagged_share_to_exclude",
+        "Flagged share that excludes",
+        "With “exclude”: more than this share of flagged labels excludes (e.g. 0.5).",
+        rules.share,
+        shape="share",
+        flag_help="with --flag-policy exclude: the share that excludes",
+    ),
+    BatchSetting(
+        "max_concurrent_annotators",
+        "Most workers at once",
+        "Others are asked to wait, then to come back later; empty: no limit.",
+        rules.optional_positive,
+        flag_help="most workers holding a lease at once",
+    ),
+    BatchSetting(
+        "max_lease_seconds",
+        "Longest lease with heartbeats (seconds)",
+        "A visible page keeps its item up to this long; empty: 3 × the lease time.",
+        rules.optional_positive,
+        flag_help="longest a visible page keeps its item (default 3 x lease)",
+    ),
+    BatchSetting(
+        "questionnaire",
+        "Background questionnaire",
+        "YAML or JSON list of questions (id, text, type choice|number|text, options, "
+        "required); asked once after consent. See docs/FORMATS.md.",
+        lambda field, value: None,  # services.questionnaire.clean_definition checks it
+        default=[],
+        shape="questionnaire",
+    ),  # create_batch: --questionnaire FILE
+    BatchSetting(
+        "repeat_every",
+        "Repeat an item every R items",
+        "Shows a worker an item they labelled before, for test–retest; empty: none.",
+        rules.optional_positive,
+        flag_help="show an earlier item again after about every R items",
+    ),
+    BatchSetting(
+        "invitations_required",
+        "Personal invitations only",
+        "Only signed invitation links work: ?worker= links and the crowd platforms' links "
+        "are refused, unless a platform is ticked below.",
+        rules.flag,
+        default=False,
+        shape="flag",
+        flag_help="only signed invitation links (manage.py invitations) enter",
+    ),
+    BatchSetting(
+        "accept_platforms",
+        "Also admit, with invitations only",
+        "An invitation-only batch admits invitation links only, unless a platform is "
+        "ticked here (a Prolific link must then carry this batch's Prolific study id).",
+        rules.platforms,
+        default=[],
+        shape="platforms",
+        choices=PLATFORM_CHOICES,
+        flag_help="with --invitations-required: also admit this platform's links (repeatable)",
+    ),
+    BatchSetting(
+        "screen_out_url",
+        "Screen-out URL",
+        "Where the button on the screen-out page leads (Prolific: the link with the "
+        "screen-out code).",
+        rules.url,
+        default="",
+        shape="url",
+        flag_help="where the screen-out page's button leads",
+    ),
+    BatchSetting(
+        "wait_for_release_seconds",
+        "Wait for a slot (seconds)",
+        "When every remaining slot is held by others' leases, a newcomer waits this long "
+        "for one to come back before being told the study is full.",
+        rules.seconds,
+        default=120,
+        shape="seconds",
+        flag_help="how long a newcomer waits for a held slot (default 120)",
+    ),
+    BatchSetting(
+        "prolific_study_id",
+        "Prolific study id",
+        "The study's id on Prolific (its STUDY_ID): links must carry it, and the "
+        "platform's API is used for it when configured.",
+        rules.study_id,
+        default="",
+        shape="code",
+        flag_help="the Prolific study this batch runs as (its STUDY_ID)",
+    ),
+    BatchSetting(
+        "reward_per_participant",
+        "Reward per participant",
+        "What one participant is paid, for the effective hourly pay shown here.",
+        rules.reward,
+        shape="amount",
+    ),  # create_batch: --reward-per-participant AMOUNT CURRENCY sets it with the next
+    BatchSetting(
+        "reward_currency",
+        "Reward currency",
+        "Three letters, e.g. GBP or USD.",
+        rules.currency,
+        default="",
+        shape="currency",
+        normalise=_upper,
+    ),
+)
+
+BY_NAME = {setting.name: setting for setting in DESIGN}
+DESIGN_SETTING_NAMES = tuple(BY_NAME)
