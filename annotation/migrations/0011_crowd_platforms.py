@@ -4,50 +4,78 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0010_query_subcategory'),
+        ("annotation", "0010_query_subcategory"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='batch',
-            name='accept_platforms',
-            field=models.JSONField(blank=True, db_default=[], default=list, help_text='With invitations_required: the platforms whose links are still admitted.'),
+            model_name="batch",
+            name="accept_platforms",
+            field=models.JSONField(
+                blank=True,
+                db_default=[],
+                default=list,
+                help_text="With invitations_required: the platforms whose links are still admitted.",
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='prolific_study_id',
-            field=models.CharField(blank=True, db_default='', default='', help_text='The Prolific study this batch runs as (its STUDY_ID).', max_length=100),
+            model_name="batch",
+            name="prolific_study_id",
+            field=models.CharField(
+                blank=True,
+                db_default="",
+                default="",
+                help_text="The Prolific study this batch runs as (its STUDY_ID).",
+                max_length=100,
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='reward_currency',
-            field=models.CharField(blank=True, db_default='', default='', help_text='ISO 4217, e.g. GBP.', max_length=3),
+            model_name="batch",
+            name="reward_currency",
+            field=models.CharField(
+                blank=True, db_default="", default="", help_text="ISO 4217, e.g. GBP.", max_length=3
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='reward_per_participant',
-            field=models.DecimalField(blank=True, decimal_places=2, help_text='What one participant is paid for taking part (for the fair-pay figures).', max_digits=10, null=True),
+            model_name="batch",
+            name="reward_per_participant",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=2,
+                help_text="What one participant is paid for taking part (for the fair-pay figures).",
+                max_digits=10,
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='screen_out_url',
-            field=models.URLField(blank=True, db_default='', default='', help_text='Where the button on the screen-out page leads.', max_length=500),
+            model_name="batch",
+            name="screen_out_url",
+            field=models.URLField(
+                blank=True,
+                db_default="",
+                default="",
+                help_text="Where the button on the screen-out page leads.",
+                max_length=500,
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='wait_for_release_seconds',
-            field=models.PositiveIntegerField(db_default=120, default=120, help_text="How long a worker waits for a slot held by another's lease before giving up."),
+            model_name="batch",
+            name="wait_for_release_seconds",
+            field=models.PositiveIntegerField(
+                db_default=120,
+                default=120,
+                help_text="How long a worker waits for a slot held by another's lease before giving up.",
+            ),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='platform_status',
-            field=models.CharField(blank=True, db_default='', default='', max_length=32),
+            model_name="participation",
+            name="platform_status",
+            field=models.CharField(blank=True, db_default="", default="", max_length=32),
         ),
         migrations.AddField(
-            model_name='participation',
-            name='platform_status_at',
+            model_name="participation",
+            name="platform_status_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]
