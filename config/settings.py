@@ -212,6 +212,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("REQUEST_MAX_BYTES", str(2_621_
 UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(20 * 1024 * 1024)))
 # Deepest nesting of arrays/objects a JSON body may have (the label API needs 1).
 JSON_MAX_DEPTH = int(os.environ.get("JSON_MAX_DEPTH", "32"))
+# Largest items file the synchronous upload (POST /api/v1/batches/<slug>/items) takes: an
+# import of about 50,000 items; a larger one would run into gunicorn's timeout
+# (GUNICORN_TIMEOUT) and is refused with 413, pointing at the import job, which takes
+# files up to UPLOAD_MAX_BYTES.
+SYNC_IMPORT_MAX_BYTES = int(os.environ.get("SYNC_IMPORT_MAX_BYTES", str(5 * 1024 * 1024)))
 # Longest text (query, response, reference) an import accepts, in characters: a 5,000-word
 # answer is about 30,000; longer is almost always a broken file, and every such text is
 # rendered on a crowdworker's page.
