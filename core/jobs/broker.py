@@ -80,5 +80,5 @@ def last_broker_status() -> str:
             finally:
                 _probe_lock.release()
 
-        threading.Thread(target=probe, name="broker-probe", daemon=True).start()
+        threading.Thread(None, probe, "broker-probe", daemon=True).start()
     return _last_seen["status"]
