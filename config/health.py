@@ -4,6 +4,8 @@
   crowdworkers), 503 when it does not; the body names the state of the database and of
   the job queue's broker separately, e.g. ``{"database": "ok", "broker": "unavailable:
   ConnectionError"}``, so a broker outage is visible without failing the web container;
+  it never waits on the broker (``core.jobs.broker.last_broker_status``): a hung Redis
+  must not make the container look dead;
 * ``/readyz`` — readiness: 200 only when both answer (``"in-process"`` counts as
   answering when there is no broker), 503 otherwise.
 """
@@ -11,7 +13,7 @@
 from django.db import connection
 from django.http import JsonResponse
 
-from core.jobs.broker import IN_PROCESS, broker_status
+from core.jobs.broker import IN_PROCESS, broker_status, last_broker_status
 
 
 def _database_status() -> str:
@@ -23,17 +25,13 @@ def _database_status() -> str:
     return "ok"
 
 
-def _states() -> dict[str, str]:
-    return {"database": _database_status(), "broker": broker_status()}
-
-
 def healthz(request):
-    states = _states()
+    states = {"database": _database_status(), "broker": last_broker_status()}
     status = 200 if states["database"] == "ok" else 503
     return JsonResponse(states, status=status)
 
 
 def readyz(request):
-    states = _states()
+    states = {"database": _database_status(), "broker": broker_status()}
     ready = states["database"] == "ok" and states["broker"] in ("ok", IN_PROCESS)
     return JsonResponse(states, status=200 if ready else 503)

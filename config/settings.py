@@ -212,6 +212,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("REQUEST_MAX_BYTES", str(2_621_
 UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(20 * 1024 * 1024)))
 # Deepest nesting of arrays/objects a JSON body may have (the label API needs 1).
 JSON_MAX_DEPTH = int(os.environ.get("JSON_MAX_DEPTH", "32"))
+# Largest items file the synchronous upload (POST /api/v1/batches/<slug>/items) takes: an
+# import of about 50,000 items; a larger one would run into gunicorn's timeout
+# (GUNICORN_TIMEOUT) and is refused with 413, pointing at the import job, which takes
+# files up to UPLOAD_MAX_BYTES.
+SYNC_IMPORT_MAX_BYTES = int(os.environ.get("SYNC_IMPORT_MAX_BYTES", str(5 * 1024 * 1024)))
 # Longest text (query, response, reference) an import accepts, in characters: a 5,000-word
 # answer is about 30,000; longer is almost always a broken file, and every such text is
 # rendered on a crowdworker's page.
@@ -298,8 +303,19 @@ SPECTACULAR_SETTINGS = {
 }
 
 # New study entries allowed per client address per hour (0 = no limit): one client
-# cannot mint many "independent" annotators (SPEC.md, "Integrity").
-ENTRY_RATE_LIMIT_PER_HOUR = int(os.environ.get("ENTRY_RATE_LIMIT_PER_HOUR", "0"))
+# cannot mint many "independent" annotators (SPEC.md, "Integrity"). 30 in production
+# leaves room for a lab or a household behind one address; the embedded run (DEBUG on,
+# bin/run) has none, since every demo worker comes from 127.0.0.1.
+ENTRY_RATE_LIMIT_PER_HOUR = int(os.environ.get("ENTRY_RATE_LIMIT_PER_HOUR", "0" if DEBUG else "30"))
+
+# Redis on the request path (cache, sessions, rate limits, job queue): a hung Redis
+# accepts connections and never answers, so every call is bounded by these timeouts, and
+# the first that fails makes this process skip Redis for REDIS_RETRY_SECONDS
+# (core.redis_outage): the cache then reads as empty, sessions come from the database,
+# rate limits count nothing (fail open) and jobs are refused with 503 at once.
+REDIS_CONNECT_TIMEOUT_SECONDS = float(os.environ.get("REDIS_CONNECT_TIMEOUT_SECONDS", "0.3"))
+REDIS_SOCKET_TIMEOUT_SECONDS = float(os.environ.get("REDIS_SOCKET_TIMEOUT_SECONDS", "0.5"))
+REDIS_RETRY_SECONDS = float(os.environ.get("REDIS_RETRY_SECONDS", "5"))
 
 # Celery: with REDIS_URL the tasks go to a worker; without it they run in-process.
 REDIS_URL = os.environ.get("REDIS_URL", "").strip()
@@ -307,28 +323,30 @@ CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
-# A request that queues a job must not hang while Redis is down: connect within 2 s and
-# retry the publish once (core.jobs.queue then fails the job and answers 503).
-CELERY_BROKER_CONNECTION_TIMEOUT = 2
+# A request that queues a job must not hang while Redis is down or hung: the Redis
+# timeouts above, and one immediate reconnect (a Redis restart closed the pooled
+# connection); then core.jobs.queue fails the job and answers 503. The Celery worker
+# itself waits longer (config/celery.py): it has no request to answer.
+CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_CONNECT_TIMEOUT_SECONDS
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "socket_connect_timeout": 2,
-    "socket_timeout": 5,
+    "socket_connect_timeout": REDIS_CONNECT_TIMEOUT_SECONDS,
+    "socket_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
     # how often a web process tries to (re)connect before publishing gives up
     "max_retries": 1,
     "interval_start": 0,
-    "interval_step": 0.2,
-    "interval_max": 0.5,
+    "interval_step": 0,
+    "interval_max": 0,
 }
 CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "max_retries": 1,
     "interval_start": 0,
-    "interval_step": 0.5,
-    "interval_max": 0.5,
+    "interval_step": 0,
+    "interval_max": 0,
 }
-CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
-CELERY_REDIS_SOCKET_TIMEOUT = 5
-CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"retry_policy": {"timeout": 2.0}}
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = REDIS_CONNECT_TIMEOUT_SECONDS
+CELERY_REDIS_SOCKET_TIMEOUT = REDIS_SOCKET_TIMEOUT_SECONDS
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"retry_policy": {"timeout": 1.0}}
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-leases": {
         "task": "annotation.tasks.expire_stale_leases",
@@ -344,15 +362,18 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # The cache (login throttling, chart images) is shared by every web process: Redis when
-# REDIS_URL is set — a Redis outage then reads as an empty cache, never as an error —
-# and this process's memory otherwise.
+# REDIS_URL is set — a Redis outage or hang then reads as an empty cache, never as an
+# error or a wait (core.cache) — and this process's memory otherwise.
 CACHES = {
     "default": (
         {
             "BACKEND": "core.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "dj",
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+            "OPTIONS": {
+                "socket_connect_timeout": REDIS_CONNECT_TIMEOUT_SECONDS,
+                "socket_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
+            },
         }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}

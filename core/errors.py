@@ -33,6 +33,11 @@ class Unavailable(ServiceError):
         self.state = state
 
 
+class TooLarge(ServiceError):
+    """The request is larger than this way of sending it accepts (413); the message says
+    which way takes it."""
+
+
 class TemporarilyUnavailable(ServiceError):
     """A service the request needs (the database, the job queue) does not answer now.
 

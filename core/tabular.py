@@ -30,6 +30,7 @@ from typing import IO, Any, TypeVar
 from django.db import connection
 from django.db.models.constants import OnConflict
 
+from core import json_text
 from core.errors import InvalidInput, ServiceError
 
 __all__ = [
@@ -222,7 +223,9 @@ def json_object(
     ``NaN``, ``Infinity`` and ``-Infinity`` are invalid JSON unless ``allow_constants``.
     """
     try:
-        row = json.loads(text, parse_constant=None if allow_constants else reject_json_constant)
+        row = json_text.loads(
+            text, parse_constant=None if allow_constants else reject_json_constant
+        )
     except json.JSONDecodeError as error:
         # some of Python's messages end in "at" ("Invalid control character at")
         reason = error.msg.removesuffix(" at")

@@ -1,12 +1,21 @@
 """Celery tasks of the platform layer. Without REDIS_URL they run in-process.
 
 None keeps a result in the broker: the ``Job`` row holds a job's state and outcome.
+
+A job whose worker process dies under it (``kill -9``, the kernel's out-of-memory killer)
+cannot record its own failure: the Celery worker's main process sees the child die
+(``WorkerLostError``) and sends ``task_failure``, and ``fail_job_of_lost_worker`` fails the
+job there and then, which releases what it held (one embeddings job per corpus). Its
+message is not redelivered (no ``acks_late``): a job that killed its worker would kill the
+next one too.
 """
 
 import logging
 from importlib import import_module
 
+from billiard.exceptions import WorkerLostError
 from celery import shared_task
+from celery.signals import task_failure
 from django.conf import settings
 
 from core.jobs import execution, retention, staleness
@@ -22,6 +31,16 @@ def run_job(job_id: str) -> str:
         logger.exception("job %s failed", job_id)
         return "failed"
     return job.state
+
+
+@task_failure.connect
+def fail_job_of_lost_worker(sender=None, exception=None, args=None, **_) -> None:
+    """In the worker's main process: the child running a job died, so fail the job."""
+    if getattr(sender, "name", None) != "core.tasks.run_job" or not args:
+        return
+    if isinstance(exception, WorkerLostError):
+        logger.error("job %s lost its worker: %s", args[0], exception)
+        execution.fail_lost_job(str(args[0]), str(exception))
 
 
 @shared_task(name="core.tasks.fail_stale_jobs", ignore_result=True)

@@ -12,8 +12,16 @@ bind = "0.0.0.0:8000"
 # which a second process per core fills (README, "Worker class and count"). 4 is the
 # compose file's default, measured on 2 cores.
 workers = int(os.environ.get("WEB_CONCURRENCY", "4"))
-# A request that runs longer than this is killed with its worker (then respawned).
+# A request that runs longer than this is killed with its worker (then respawned); under
+# /api/ its 500 is JSON like every other API error (config/gunicorn_worker.py).
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
+worker_class = "config.gunicorn_worker.JsonErrorsSyncWorker"
+# nginx bounds the request line and each header (large_client_header_buffers 4 8k) and
+# answers longer ones itself, as JSON under /api/; gunicorn then never answers them with
+# its own HTML page: no limit of its own on the line (0), its largest on the fields.
+limit_request_line = 0
+limit_request_field_size = 8190
+limit_request_fields = 32768
 graceful_timeout = 20
 keepalive = 30  # nginx keeps upstream connections open (its "keepalive 16")
 # Only nginx reaches this port (compose publishes nginx only): trust its forwarding.

@@ -13,3 +13,14 @@ def fast_password_hashing(settings):
 def private_job_files(settings, tmp_path):
     # Job files (exports, reports, stored uploads) go to a folder of each test's own.
     settings.DATA_DIR = tmp_path / "data"
+
+
+@pytest.fixture(autouse=True)
+def redis_answering():
+    # A test that made Redis fail opens this process's breaker (core.redis_outage); the
+    # next test starts with Redis assumed to answer.
+    from core import redis_outage
+
+    redis_outage.reset()
+    yield
+    redis_outage.reset()

@@ -37,3 +37,35 @@ def test_gunicorn_runs_as_many_workers_as_the_compose_file_says(monkeypatch):
     assert runpy.run_path(str(REPO / "deploy" / "gunicorn.conf.py"))["workers"] == 7
     row = next(line for line in README.splitlines() if line.startswith("| `WEB_CONCURRENCY`"))
     assert f"| `{compose_default}`, `60` |" in row
+
+
+def _setting_in_a_fresh_process(name: str, **environment: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DEBUG", name) and not key.startswith("PYTEST")
+    }
+    env.update(environment)
+    code = f"import config.settings as s; print(s.{name})"
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True
+    )
+    return run.stdout.strip()
+
+
+def test_production_limits_new_entries_per_address_and_the_demo_does_not():
+    production = _setting_in_a_fresh_process(
+        "ENTRY_RATE_LIMIT_PER_HOUR", DEBUG="0", SECRET_KEY="x" * 50
+    )
+    assert production == "30"
+    assert _setting_in_a_fresh_process("ENTRY_RATE_LIMIT_PER_HOUR") == "0"
+    assert (
+        'ENTRY_RATE_LIMIT_PER_HOUR="${ENTRY_RATE_LIMIT_PER_HOUR:-0}"'
+        in (REPO / "bin" / "run").read_text()
+    )
+    row = next(line for line in README.splitlines() if "| `ENTRY_RATE_LIMIT_PER_HOUR`" in line)
+    assert "`30` with `DEBUG=0`" in row

@@ -6,6 +6,7 @@ Reading needs the researcher role, changing the admin role (``annotation.access`
 
 import dataclasses
 
+from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
@@ -38,7 +39,7 @@ from annotation.services.importing import import_items
 from core.api.jobs import start_job_response
 from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.audit import Actor, event_payload, history
-from core.errors import InvalidInput
+from core.errors import InvalidInput, TooLarge
 
 CATEGORY_PARAMETERS = [
     OpenApiParameter(
@@ -220,20 +221,41 @@ class BatchItemsView(APIView):
         description=(
             "A .jsonl or .csv items file (FORMATS.md) as multipart `file`. All or nothing: "
             "a file with any problem imports nothing and answers 400 with every problem as "
-            "`FILE:LINE: field: message` in `problems`. For big files use `…/import-jobs`."
+            "`FILE:LINE: field: message` in `problems`. A file over `SYNC_IMPORT_MAX_BYTES` "
+            "(5 MiB) answers 413 before it is read: send it to `…/import-jobs`."
         ),
         request={"multipart/form-data": ItemUpload},
-        responses={201: ImportSummaryResponse, **error_responses(400, 401, 403, 404, 409)},
+        responses={
+            201: ImportSummaryResponse,
+            **error_responses(400, 401, 403, 404, 409, 413),
+        },
         examples=[IMPORT_EXAMPLE, IMPORT_REFUSED_EXAMPLE],
     )
     def post(self, request, slug: str):
+        batch = _batch(slug)
+        # decided from Content-Length before the body is read, then from the file itself
+        _refuse_large_sync_upload(request.META.get("CONTENT_LENGTH"), slug)
         upload = request.FILES.get("file")
         if upload is None:
             raise InvalidInput("file", "attach the items file as 'file' (multipart/form-data)")
-        summary = import_items(
-            _batch(slug), upload, filename=upload.name, actor=Actor.of(request.user)
-        )
+        _refuse_large_sync_upload(upload.size, slug)
+        summary = import_items(batch, upload, filename=upload.name, actor=Actor.of(request.user))
         return Response(dataclasses.asdict(summary), status=status.HTTP_201_CREATED)
+
+
+def _refuse_large_sync_upload(size, slug: str) -> None:
+    try:
+        size = int(size or 0)
+    except ValueError:
+        return  # the request guard answers a bad Content-Length
+    limit = settings.SYNC_IMPORT_MAX_BYTES
+    if size > limit:
+        raise TooLarge(
+            f"The upload is {size:,} bytes; this synchronous upload takes at most {limit:,} "
+            f"(SYNC_IMPORT_MAX_BYTES), since a larger import could outlast the request. "
+            f"Send it to POST /api/v1/batches/{slug}/import-jobs instead: the same import "
+            "as a background job, for files up to UPLOAD_MAX_BYTES."
+        )
 
 
 class ImportJobView(APIView):

@@ -28,7 +28,6 @@ Keys that are not part of the batch kind's format go into ``Item.metadata`` unch
 """
 
 import dataclasses
-import json
 import os
 from dataclasses import dataclass
 from typing import IO, Any
@@ -41,7 +40,7 @@ from annotation import selectors
 from annotation.kinds.base import ResponseSlot, TaskKind
 from annotation.models import Batch, BatchState, Item, Query, Response
 from annotation.services import slots
-from core import audit
+from core import audit, json_text
 from core.audit import Actor
 from core.errors import Conflict, NotFound
 from core.locking import lock_rows
@@ -361,7 +360,7 @@ class _Validator:
             if not value.strip():
                 return None
             try:
-                value = json.loads(value, parse_constant=reject_json_constant)
+                value = json_text.loads(value, parse_constant=reject_json_constant)
             except (ValueError, RecursionError):
                 value = value.strip()  # a text kind's single answer, or refused by the kind
         if value is None:

@@ -8,6 +8,7 @@ MTurk links are unaffected: those platforms vouch for their worker ids.
 """
 
 import secrets
+from urllib.parse import urlencode
 
 from django.core import signing
 
@@ -45,3 +46,11 @@ def new_invitations(batch: Batch, count: int, prefix: str = "invitee") -> list[t
         invitee = f"{prefix}-{secrets.token_hex(5)}"
         pairs.append((invitee, invitation_token(batch, invitee)))
     return pairs
+
+
+def invitation_table(entry_url: str, pairs: list[tuple[str, str]]) -> tuple[list[str], list]:
+    """The invitations CSV's columns and rows: each invitee and their link, the token
+    URL-encoded (a prefix may hold ``&``, ``#`` or spaces, which would cut the link)."""
+    return ["invitee", "link"], [
+        [invitee, f"{entry_url}?{urlencode({'invite': token})}"] for invitee, token in pairs
+    ]

@@ -36,15 +36,52 @@ MAX_QUESTION_CHARS = 1000
 MAX_OPTIONS = 30
 
 
+# A questionnaire of MAX_QUESTIONS questions with their texts and options fits in this
+# many characters; the YAML reader reads nothing longer.
+MAX_FILE_CHARS = 256 * 1024
+# A questionnaire nests three levels (the list, a question, its options); YAML's composer
+# recurses once per level, so a file thousands of brackets deep would exhaust the stack.
+MAX_YAML_DEPTH = 8
+
+
+class _QuestionnaireLoader(yaml.BaseLoader):
+    """YAML's BaseLoader (every scalar is text) without anchors and aliases, and with a
+    nesting limit: a few hundred bytes of nested aliases expand into gigabytes (the
+    "billion laughs"), and a questionnaire has no use for either."""
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.YAMLError(
+                f"anchors and aliases (&, *) are not accepted (line {event.start_mark.line + 1})"
+            )
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise yaml.YAMLError(
+                    f"nested deeper than {MAX_YAML_DEPTH} levels (line {event.start_mark.line + 1})"
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def parse_file_text(text: str, name: str) -> list:
     """A questionnaire file (YAML, which also reads JSON) as a list of questions.
 
     Every scalar is read as text (YAML's BaseLoader), so that options such as ``yes`` and
     ``no`` stay the words they are instead of turning into true and false;
-    ``clean_definition`` reads the numbers and flags it expects.
+    ``clean_definition`` reads the numbers and flags it expects. Files over
+    ``MAX_FILE_CHARS``, anchors and aliases, and nesting deeper than ``MAX_YAML_DEPTH``
+    are refused before anything is built.
     """
+    if len(text) > MAX_FILE_CHARS:
+        raise InvalidInput(
+            "questionnaire",
+            f"{name} has {len(text):,} characters; at most {MAX_FILE_CHARS:,} are accepted",
+        )
     try:
-        parsed = yaml.load(text, Loader=yaml.BaseLoader)  # noqa: S506 - builds plain data only
+        parsed = yaml.load(text, Loader=_QuestionnaireLoader)  # noqa: S506 - plain data only
     except yaml.YAMLError as error:
         raise InvalidInput("questionnaire", f"{name} is not valid YAML or JSON: {error}") from error
     return parsed if parsed is not None else []

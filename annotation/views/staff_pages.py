@@ -16,8 +16,6 @@ preview, the annotators) takes ``?category=`` and ``?subcategory=``
 (``annotation.selectors.CategoryFilter``) and shows the counts per category with links.
 """
 
-import csv
-
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -43,8 +41,8 @@ from annotation.selectors import CategoryFilter
 from annotation.services import annotators as annotator_services
 from annotation.services import batches as batch_services
 from annotation.services.importing import import_items
-from annotation.services.invitations import new_invitations
-from core import extensions
+from annotation.services.invitations import invitation_table, new_invitations
+from core import csv_files, extensions
 from core.access import staff_page
 from core.audit import Actor, event_payload, history, record
 from core.errors import InvalidInput, ServiceError
@@ -396,12 +394,9 @@ def batch_invitations(request: HttpRequest, slug: str) -> HttpResponse:
                 changes={"count": count, "prefix": request.POST.get("prefix", "invitee")},
             )
             entry = request.build_absolute_uri(reverse("work-entry", args=[batch.slug]))
-            rows = [["invitee", "link"]] + [
-                [invitee, f"{entry}?invite={token}"] for invitee, token in pairs
-            ]
             response = HttpResponse(content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = f'attachment; filename="{batch.slug}-invitations.csv"'
-            csv.writer(response).writerows(rows)
+            csv_files.write_table(response, *invitation_table(entry, pairs))
             return response
     return render(
         request,

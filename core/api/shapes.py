@@ -30,6 +30,7 @@ ERROR_MEANINGS = {
     403: "Your role does not allow this.",
     404: "No such object.",
     409: "The object's state does not allow this (e.g. a closed batch).",
+    413: "Too large for this request; `detail` says which way takes it.",
 }
 
 

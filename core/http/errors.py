@@ -25,6 +25,7 @@ from core.errors import (
     NotFound,
     ServiceError,
     TemporarilyUnavailable,
+    TooLarge,
     Unavailable,
 )
 from core.http.responses import error_response, is_api_request
@@ -40,6 +41,7 @@ STATUS_BY_ERROR = [
     (Conflict, 409),
     (Unavailable, 403),
     (TemporarilyUnavailable, 503),
+    (TooLarge, 413),
 ]
 
 

@@ -3,29 +3,11 @@
 Python's ``json`` module recurses once per nesting level, so a body like
 ``[[[[...]]]]`` a few thousand levels deep raises ``RecursionError`` inside whichever
 code parses it first (for the API that is the CSRF check). ``nests_deeper_than`` measures
-the depth without recursion, skipping over strings, so the guard can refuse it first.
+the depth without recursion, skipping over strings (``core.json_text``, the one depth
+check of every JSON reader), so the guard can refuse it first.
 """
 
-import re
-
-# A JSON string (with its escapes) or one bracket; everything else is irrelevant here.
-_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-
-
-def nests_deeper_than(raw: bytes, limit: int) -> bool:
-    """Whether arrays and objects in ``raw`` nest more than ``limit`` levels deep."""
-    if raw.count(b"[") + raw.count(b"{") <= limit:
-        return False  # too few brackets to go that deep
-    depth = 0
-    for token in _TOKENS.finditer(raw):
-        bracket = token.group()
-        if bracket in (b"[", b"{"):
-            depth += 1
-            if depth > limit:
-                return True
-        elif bracket in (b"]", b"}"):
-            depth -= 1
-    return False
+from core.json_text import nests_deeper_than  # noqa: F401 - the guard's check
 
 
 def first_string_with(value, predicate, path: str = "") -> tuple[str, str] | None:

@@ -107,6 +107,26 @@ def run_job(job_id: str) -> Job:
     return job
 
 
+LOST_WORKER = (
+    "the worker process running this job died ({reason}; killed, or out of memory); "
+    "nothing it did was kept. Start it again; if it dies again, the input is likely too "
+    "large for the worker's memory"
+)
+
+
+def fail_lost_job(job_id: str, reason: str) -> bool:
+    """Fail a pending or running job whose worker process died; whether it was failed (a
+    finished job stays as it ended)."""
+    unfinished = (Job.State.PENDING, Job.State.RUNNING)
+    return bool(
+        Job.objects.filter(pk=job_id, state__in=unfinished).update(
+            state=Job.State.FAILED,
+            message=LOST_WORKER.format(reason=reason.strip() or "WorkerLostError"),
+            finished_at=timezone.now(),
+        )
+    )
+
+
 def record_failure(job: Job, message: str, problems: list[str] | None = None) -> None:
     job.state = Job.State.FAILED
     job.message = message

@@ -1,7 +1,9 @@
 """Starting a job: record it, then hand it to Celery once the transaction commits.
 
 Handing it over needs the broker (Redis) when ``REDIS_URL`` is set. If the broker does
-not answer within a couple of seconds (``CELERY_BROKER_*`` settings) the job is marked
+not answer within its timeouts (``REDIS_*_TIMEOUT_SECONDS``, about a second in all), or
+another call of this process found Redis not answering a moment ago
+(``core.redis_outage``), the job is marked
 ``failed`` with a message saying so, and ``start_job`` raises ``TemporarilyUnavailable``
 (503 with ``Retry-After`` on the API): a request never hangs on a broker outage and no
 job waits for ever. A job whose message was accepted but lost (Redis restarted without
@@ -15,7 +17,7 @@ from django.db import transaction
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
-from core import audit
+from core import audit, redis_outage
 from core.audit import Actor
 from core.errors import TemporarilyUnavailable
 from core.jobs.execution import record_failure
@@ -74,16 +76,22 @@ def start_job(
 
 def _enqueue(job: Job, refused: list[str]) -> None:
     try:
-        # No result is kept in the broker: the Job row holds the state and the outcome.
-        run_job.apply_async((str(job.pk),), ignore_result=True)
+        if not run_job.app.conf.task_always_eager and redis_outage.is_away():
+            reason = redis_outage.reason() or "not answering"
+        else:
+            # No result is kept in the broker: the Job row holds the state and the outcome.
+            run_job.apply_async((str(job.pk),), ignore_result=True)
+            return
     except BROKER_ERRORS as error:
+        redis_outage.record_failure(error)
         logger.warning("job %s not queued, the broker did not answer: %s", job.pk, error)
-        message = (
-            f"job {job.pk} was not started: the job queue (Redis) did not answer "
-            f"({type(error).__name__}). Nothing was done; try again in a minute."
-        )
-        record_failure(job, message)
-        refused.append(message)
+        reason = type(error).__name__
+    message = (
+        f"job {job.pk} was not started: the job queue (Redis) did not answer "
+        f"({reason}). Nothing was done; try again in a minute."
+    )
+    record_failure(job, message)
+    refused.append(message)
 
 
 def _public(params: dict) -> dict:

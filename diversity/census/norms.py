@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from core import json_text
 from diversity.census.categories import (
     FREQUENT_SHARE,
     frequent_answer_count,
@@ -84,7 +85,7 @@ def read_norms_file(source: str | os.PathLike | IO, name: str | None = None) -> 
     if text is None:
         raise CensusInputError(problems)
     try:
-        document = json.loads(text)
+        document = json_text.loads(text)
     except json.JSONDecodeError as error:
         raise CensusInputError(
             [f"{name}:{error.lineno}: file: not valid JSON: {error.msg} (column {error.colno})"]

@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO, Any
 
+from core import json_text
 from diversity.census.sources import CensusInputError, read_text, source_name
 
 __all__ = [
@@ -191,7 +192,7 @@ def _transcript_records(
     if text is None:
         return []
     try:
-        transcript = json.loads(text)
+        transcript = json_text.loads(text)
     except json.JSONDecodeError as error:
         problems.append(
             f"{name}:{error.lineno}: file: not valid JSON: {error.msg} (column {error.colno})"
@@ -296,7 +297,7 @@ def _jsonl_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int
         if not content.strip():
             continue
         try:
-            row = json.loads(content)
+            row = json_text.loads(content)
         except json.JSONDecodeError as error:
             problems.append(f"{name}:{line}: row: not valid JSON: {error.msg}")
             continue

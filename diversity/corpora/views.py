@@ -46,6 +46,7 @@ from django.views.decorators.http import require_GET, require_POST
 from analysis.plots import FILE_FORMATS, source_slots
 from analysis.presentation import csv_stream
 from annotation.models import Batch
+from core import csv_files
 from core.access import staff_page
 from core.audit import Actor
 from core.errors import ServiceError
@@ -711,11 +712,7 @@ def report_figures_zip(request: HttpRequest, name: str) -> HttpResponse:
         archive.writestr("captions.txt", "\n".join(captions))
         for key, table in presentation.TABLES.items():
             columns, rows = table(report)
-            text = io.StringIO()
-            writer = csv.writer(text)
-            writer.writerow(columns)
-            writer.writerows(["" if v is None else v for v in row] for row in rows)
-            archive.writestr(f"{corpus.name}-{key}.csv", text.getvalue())
+            archive.writestr(f"{corpus.name}-{key}.csv", csv_files.table_text(columns, rows))
     response = HttpResponse(buffer.getvalue(), content_type="application/zip")
     response["Content-Disposition"] = content_disposition_header(
         True, f"corpus-{corpus.name}-figures.zip"

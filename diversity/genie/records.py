@@ -62,6 +62,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO, Any
 
+from core import json_text
+
 __all__ = [
     "COLUMNS",
     "MAX_ID_CHARS",
@@ -195,7 +197,7 @@ def _jsonl_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int
         if not content.strip():
             continue
         try:
-            row = json.loads(content)
+            row = json_text.loads(content)
         except json.JSONDecodeError as error:
             problems.append(f"{name}:{line}: row: not valid JSON: {error.msg}")
             continue

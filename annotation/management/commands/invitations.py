@@ -1,14 +1,14 @@
 """``manage.py invitations SLUG --count N [--prefix P] [--base-url URL] [-o FILE]``: signed
 personal invitation links for a batch, as CSV (invitee, link)."""
 
-import csv
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
 from annotation.models import Batch
-from annotation.services.invitations import new_invitations
+from annotation.services.invitations import invitation_table, new_invitations
+from core import csv_files
 from core.audit import Actor, record
 from core.errors import ServiceError
 
@@ -34,10 +34,7 @@ class Command(BaseCommand):
         entry = base_url.rstrip("/") + reverse("work-entry", args=[batch.slug])
         stream = open(output, "w", newline="", encoding="utf-8") if output else sys.stdout
         try:
-            writer = csv.writer(stream)
-            writer.writerow(["invitee", "link"])
-            for invitee, token in pairs:
-                writer.writerow([invitee, f"{entry}?invite={token}"])
+            csv_files.write_table(stream, *invitation_table(entry, pairs))
         finally:
             if output:
                 stream.close()

@@ -7,17 +7,22 @@ at most ``PARQUET_ROW_GROUP`` rows (or about ``PARQUET_GROUP_CHARS`` characters 
 whichever comes first).
 """
 
-import csv
 import io
 import json
 from collections.abc import Iterable, Iterator
 
 from annotation.kinds.base import ExportColumn
+from core.csv_files import (  # noqa: F401 - the exports' CSV is the platform's
+    FORMULA_PREFIXES,
+    STREAM_CHUNK_CHARS,
+    csv_cell,
+    csv_chunks,
+    neutralise_formula,
+)
+from core.csv_files import writer as csv_writer
 
 PARQUET_ROW_GROUP = 10_000
 PARQUET_GROUP_CHARS = 8_000_000
-STREAM_CHUNK_CHARS = 64 * 1024
-FORMULA_PREFIXES = ("=", "+", "-", "@")
 
 
 def _chunked(lines: Iterable[str]) -> Iterator[str]:
@@ -53,35 +58,6 @@ def long_jsonl_chunks(groups: Iterable[tuple[dict, list[dict]]]) -> Iterator[str
     return _chunked(lines())
 
 
-def neutralise_formula(cell):
-    if isinstance(cell, str) and cell.startswith(FORMULA_PREFIXES):
-        return "'" + cell
-    return cell
-
-
-def _csv_cell(value):
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return json.dumps(value, ensure_ascii=False)  # starts with "[": never a formula
-    return neutralise_formula(value)
-
-
-def csv_chunks(rows: Iterable[dict], columns: list[str]) -> Iterator[str]:
-    """CSV text (header first, CRLF line ends) in chunks of about ``STREAM_CHUNK_CHARS``."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow([_csv_cell(row[column]) for column in columns])
-        if buffer.tell() >= STREAM_CHUNK_CHARS:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    if buffer.tell():
-        yield buffer.getvalue()
-
-
 def long_csv_chunks(
     groups: Iterable[tuple[dict, list[dict]]], columns: list[str], label_names: list[str]
 ) -> Iterator[str]:
@@ -90,18 +66,18 @@ def long_csv_chunks(
     ``label_names`` are the label's own columns, the last of ``columns``."""
     item_part = columns[: -len(label_names)]
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer = csv_writer(buffer)
     writer.writerow(columns)
     scratch = io.StringIO()
-    item_writer = csv.writer(scratch, lineterminator="\r\n")
+    item_writer = csv_writer(scratch)
     for part, labels in groups:
         scratch.seek(0)
         scratch.truncate()
-        item_writer.writerow([_csv_cell(part[column]) for column in item_part])
+        item_writer.writerow([csv_cell(part[column]) for column in item_part])
         prefix = scratch.getvalue()[:-2] + ","
         for label in labels:
             buffer.write(prefix)
-            writer.writerow([_csv_cell(label[column]) for column in label_names])
+            writer.writerow([csv_cell(label[column]) for column in label_names])
             if buffer.tell() >= STREAM_CHUNK_CHARS:
                 yield buffer.getvalue()
                 buffer.seek(0)

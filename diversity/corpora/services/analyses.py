@@ -23,7 +23,6 @@ response's typicality and the item's mean rating, and between typicality and the
 label entropy (``analysis.stats.per_item``), pooled and per category of the corpus query.
 """
 
-import csv
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,7 @@ from analysis.stats.bootstrap import correlate_sources_subsets
 from analysis.stats.correlation import CorrelationResult
 from analysis.stats.per_item import count_matrix, item_summary
 from annotation.models import Batch, BatchKind, Item
-from core import audit
+from core import audit, csv_files
 from core.audit import Actor
 from core.errors import InvalidInput, NotFound
 from core.jobs.execution import JobProgress, job_files_dir, newest_report, run_job
@@ -419,9 +418,7 @@ def _file_names(job: Job, corpus: Corpus) -> dict[str, str]:
 def write_query_table(rows: Sequence[list], path: Path) -> None:
     partial = path.with_name(path.name + ".partial")
     with open(partial, "w", encoding="utf-8", newline="") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(QUERY_COLUMNS)
-        writer.writerows(["" if value is None else value for value in row] for row in rows)
+        csv_files.write_table(stream, QUERY_COLUMNS, rows)
     partial.replace(path)
 
 

@@ -265,6 +265,9 @@ def _read_parquet(handle: IO, problems: Problems) -> Iterator[_Chunk]:
     ) or not pa.types.is_floating(vector_type.value_type):
         problems.add(1, "embedding", f"must be a list of floating-point numbers, not {vector_type}")
         raise _Refused
+    # Parquet compresses a row of a hundred million zeros into a few bytes: what each row
+    # group holds is checked from the file's metadata before any row is decoded
+    _check_values_per_row(parquet, MAX_DIMENSION, problems)
     if pa.types.is_fixed_size_list(vector_type):
         width, first_row = vector_type.list_size, 1
     else:
@@ -274,6 +277,7 @@ def _read_parquet(handle: IO, problems: Problems) -> Iterator[_Chunk]:
         problems.add(first_row, "embedding", message)
         raise _Refused
     width = width or 1  # no row has a vector: each one is reported missing
+    _check_values_per_row(parquet, width, problems)  # no row longer than the first
     row = 1
     for batch in parquet.iter_batches(
         batch_size=_chunk_rows(width * 8), columns=["response_id", "embedding"]
@@ -291,6 +295,39 @@ def _read_parquet(handle: IO, problems: Problems) -> Iterator[_Chunk]:
         values = vectors.flatten().to_numpy(zero_copy_only=False)
         yield _Chunk(row, ids, values.reshape(-1, width), lengths)
         row += len(ids)
+
+
+def _check_values_per_row(parquet, width: int, problems: Problems) -> None:
+    """Refuse the file when a row group holds more embedding values than ``width`` per row
+    (the metadata's count of the column's values, which a missing or empty row counts as
+    one): such a group has a row longer than ``width``, and decoding it would take memory
+    in proportion to that row, not to the file's size."""
+    metadata = parquet.metadata
+    leaves = [
+        index
+        for index in range(metadata.num_columns)
+        if metadata.schema.column(index).path.split(".")[0] == "embedding"
+    ]
+    row = 1
+    for group_index in range(metadata.num_row_groups):
+        group = metadata.row_group(group_index)
+        values = max(group.column(index).num_values for index in leaves)
+        if values > group.num_rows * max(width, 1):
+            last = row + group.num_rows - 1
+            problems.add(
+                row,
+                "embedding",
+                f"rows {row:,} to {last:,} hold {values:,} values in all, more than "
+                f"{max(width, 1):,} per row (a row is longer than "
+                + (
+                    f"the first row's {width:,} values"
+                    if width < MAX_DIMENSION
+                    else f"{MAX_DIMENSION:,} values, the most that are read"
+                )
+                + "); nothing was read",
+            )
+            raise _Refused
+        row += group.num_rows
 
 
 def _list_lengths(vectors, pc) -> np.ndarray:

@@ -8,12 +8,12 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from annotation.forms import BatchCreateForm, BatchEditForm
 from annotation.kinds import get_kind
 from annotation.kinds.base import CleanLabel
 from annotation.models import Batch, Item, Label
 from annotation.services.batches import create_batch, update_batch
 from annotation.services.importing import import_items
-from annotation.forms import BatchCreateForm, BatchEditForm
 from core.errors import InvalidInput
 from core.tabular import ImportRejected
 from tests.annotation.kinds.http import answer, answer_as, enter, export, jsonl, lease, staff_client

@@ -1,0 +1,123 @@
+"""A Celery worker child killed under a running job (kill -9, the OOM killer) fails the
+job within seconds and releases the corpus's embeddings lock (core.tasks).
+
+A real ``celery worker`` (prefork, one child) against a redis-server of the test's own on
+a free port; its embeddings jobs sleep (``slow_embeddings_worker``), so the child can be
+killed while one runs.
+"""
+
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from django.conf import settings
+
+from config.celery import app as celery_app
+from core.errors import Conflict
+from core.models import Job
+from diversity.corpora.services.embeddings import start_embeddings_import
+from tests.corpora.analysis_corpora import make_corpus
+from tests.faults.stack import RedisServer
+from tests.test_celery_worker import REPO, _reset_connections, _test_database_url
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server"),
+]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def prefork_worker(tmp_path):
+    redis = RedisServer().start()
+    environment = {
+        **os.environ,
+        "REDIS_URL": redis.url,
+        "DATABASE_URL": _test_database_url(),
+        "DATA_DIR": str(settings.DATA_DIR),
+    }
+    log = open(tmp_path / "worker.log", "w+")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "prefork",
+         "--concurrency", "1", "--include", "tests.core.slow_embeddings_worker",
+         "--loglevel", "INFO", "--without-heartbeat", "--without-gossip", "--without-mingle"],
+        cwd=REPO, env=environment, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    saved = {key: celery_app.conf[key] for key in ("broker_url", "task_always_eager")}
+    celery_app.conf.update(broker_url=redis.url, task_always_eager=False)
+    _reset_connections()
+    try:
+        yield worker
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait(timeout=10)
+        celery_app.conf.update(saved)
+        _reset_connections()
+        redis.stop()
+        log.seek(0)
+        print(log.read()[-3000:])
+
+
+def _npy(rows: int) -> io.BytesIO:
+    buffer = io.BytesIO()
+    np.save(buffer, np.ones((rows, 4), dtype=np.float32))
+    buffer.seek(0)
+    buffer.name = "emb.npy"
+    return buffer
+
+
+def _wait(condition, timeout: float, what: str, worker):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        assert worker.poll() is None, "the worker's main process died"
+        time.sleep(0.2)
+    raise AssertionError(f"{what} not within {timeout} s")
+
+
+def test_a_killed_child_fails_its_job_and_releases_the_corpus(prefork_worker):
+    corpus = make_corpus("lost", embeddings=False)
+    rows = corpus.responses.count()
+    job = start_embeddings_import(corpus, _npy(rows))
+    _wait(lambda: Job.objects.get(pk=job.pk).state == "running", 60, "the job", prefork_worker)
+    with pytest.raises(Conflict):  # the corpus is busy while it runs
+        start_embeddings_import(corpus, _npy(rows))
+    [child] = _children(prefork_worker.pid)
+    os.kill(child, signal.SIGKILL)
+    killed = time.monotonic()
+    _wait(lambda: Job.objects.get(pk=job.pk).state == "failed", 60, "failed", prefork_worker)
+    seconds = time.monotonic() - killed
+    print(f"\n[lost worker] the job failed {seconds:.1f} s after its child was killed")
+    assert seconds < 10
+    failed = Job.objects.get(pk=job.pk)
+    assert "worker process running this job died" in failed.message
+    assert failed.finished_at is not None
+    # the lock is released: the next embeddings job of the corpus is accepted and runs
+    again = start_embeddings_import(corpus, _npy(rows))
+    assert again.state == "pending"
