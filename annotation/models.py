@@ -196,6 +196,28 @@ class Batch(models.Model):
     reward_currency = models.CharField(
         max_length=3, blank=True, default="", db_default="", help_text="ISO 4217, e.g. GBP."
     )
+    # --- bundles: the alternatives of one query rated together (docs/SPEC.md, "Bundles")
+    bundle_by = models.CharField(
+        max_length=210,
+        default="none",
+        db_default="none",
+        help_text="none, query, or meta:KEY (an item metadata key).",
+    )
+    bundles_per_participant = models.PositiveIntegerField(null=True, blank=True)
+    bundle_order = models.CharField(max_length=16, default="random", db_default="random")
+    # --- languages (docs/SPEC.md, "Languages")
+    languages = models.JSONField(
+        default=list, blank=True, db_default=[], help_text="Language codes the batch offers."
+    )
+    language = models.CharField(
+        max_length=16, blank=True, default="", db_default="", help_text="The default language."
+    )
+    translations = models.JSONField(
+        default=dict,
+        blank=True,
+        db_default={},
+        help_text="Per language code: instructions, consent_text, scale_labels, questionnaire.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -280,6 +302,8 @@ class Item(models.Model):
         null=True, blank=True, help_text="Accepted answers of an attention-check item."
     )
     metadata = models.JSONField(default=dict, blank=True)
+    # the bundle the item belongs to (from the batch's bundle_by; "" when not bundled)
+    bundle = models.CharField(max_length=200, blank=True, default="", db_default="")
     is_check = models.BooleanField(
         default=False, db_default=False, help_text="An attention check: never counted toward N."
     )
@@ -323,6 +347,7 @@ class Item(models.Model):
         ]
         indexes = [
             models.Index(fields=["batch", "position"], name="item_batch_position"),
+            models.Index(fields=["batch", "bundle"], name="item_batch_bundle"),
             # The leasing order (closest to completion first), over items with a free slot
             # only: the candidate query walks this index and stops at the first item the
             # annotator has not seen, instead of sorting the batch or stepping over the
@@ -398,6 +423,8 @@ class Participation(models.Model):
     device_id = models.CharField(max_length=64, blank=True, default="", db_default="")
     browser_key = models.CharField(max_length=64, blank=True, default="", db_default="")
     browser_switches = models.PositiveIntegerField(default=0, db_default=0)
+    # the language the participant's pages were shown in (a code of settings.LANGUAGES)
+    language = models.CharField(max_length=16, blank=True, default="", db_default="")
     # the crowd platform's own word on this person's submission (e.g. Prolific's
     # RETURNED, APPROVED), kept in step by the platform's sync; empty: not known
     platform_status = models.CharField(max_length=32, blank=True, default="", db_default="")
@@ -460,6 +487,8 @@ class Assignment(models.Model):
     shown_order = models.CharField(
         max_length=2, choices=ShownOrder.choices, blank=True, default="", db_default=""
     )
+    # a bundle's leases are taken together: the position the item is shown at (0 first)
+    position_in_bundle = models.PositiveSmallIntegerField(null=True, blank=True)
     leased_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -478,10 +507,16 @@ class Assignment(models.Model):
                 condition=Q(purpose="repeat"),
                 name="assignment_one_repeat_per_annotator_item",
             ),
+            # one open lease per person and batch — or one bundle's, one per position
             models.UniqueConstraint(
                 fields=["annotator", "batch"],
-                condition=Q(state="open"),
+                condition=Q(state="open", position_in_bundle__isnull=True),
                 name="assignment_one_open_lease_per_batch",
+            ),
+            models.UniqueConstraint(
+                fields=["annotator", "batch", "position_in_bundle"],
+                condition=Q(state="open", position_in_bundle__isnull=False),
+                name="assignment_one_open_lease_per_bundle_position",
             ),
             models.CheckConstraint(
                 condition=Q(state__in=AssignmentState.values), name="assignment_state_known"
@@ -547,6 +582,7 @@ class Label(models.Model):
     shown_order = models.CharField(
         max_length=2, choices=ShownOrder.choices, blank=True, default="", db_default=""
     )
+    position_in_bundle = models.PositiveSmallIntegerField(null=True, blank=True)
     check_passed = models.BooleanField(null=True, blank=True)
     too_fast = models.BooleanField(default=False, db_default=False)
     straightlined = models.BooleanField(default=False, db_default=False)
