@@ -278,7 +278,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
+    # staff with a role only: a login without a role reads no part of the API
+    "SERVE_PERMISSIONS": ["core.access.HasStaffRole"],
     # "state" names two choice sets: a batch's and a job's.
     "ENUM_NAME_OVERRIDES": {
         "BatchStateEnum": "annotation.models.BatchState",

@@ -45,3 +45,19 @@ def permission_class(check: Check, *, read_check: Check | None = None) -> type[B
 
     RolePermission.__name__ = f"Requires_{getattr(check, '__name__', 'check')}"
     return RolePermission
+
+
+def has_staff_role(user) -> bool:
+    """A logged-in staff user who holds a role (``core.roles``), or a superuser: who may
+    read the API's schema and its documentation page (a login without a role may not)."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if user.is_superuser:
+        return True
+    from core.roles import ROLES
+
+    return user.is_staff and user.groups.filter(name__in=ROLES).exists()
+
+
+# The API schema and docs (``SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"]``)
+HasStaffRole = permission_class(has_staff_role)

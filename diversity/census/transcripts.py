@@ -52,6 +52,8 @@ __all__ = [
 ]
 
 FLAT_COLUMNS = ("model", "category", "run", "reply")
+# the longest reply kept unless the caller says otherwise (the imports pass TEXT_MAX_CHARS)
+DEFAULT_TEXT_MAX = 200_000
 MAX_NAME_CHARS = 200
 _TRANSCRIPT_EXTENSIONS = (".json",)
 _FLAT_EXTENSIONS = (".jsonl", ".csv")
@@ -113,8 +115,12 @@ def read_files(files: Iterable[tuple[str | os.PathLike | IO, str]]) -> list[Cens
 
 def read_each_file(
     files: Iterable[tuple[str | os.PathLike | IO, str]],
+    *,
+    text_max: int = DEFAULT_TEXT_MAX,
 ) -> list[list[CensusRecord]]:
-    """As ``read_files``, but the records of each file apart, in the order of ``files``."""
+    """As ``read_files``, but the records of each file apart, in the order of ``files``;
+    a reply longer than ``text_max`` characters is a problem (the import's
+    ``TEXT_MAX_CHARS``)."""
     problems: list[str] = []
     per_file: list[list[_Located]] = []
     for file, name in files:
@@ -126,8 +132,10 @@ def read_each_file(
         else:
             problems.append(f"{name}:1: file: unsupported file type; use .json, .jsonl or .csv")
             per_file.append([])
-    _unique_records([entry for located in per_file for entry in located], problems)
-    return [[record for _, record in located] for located in per_file]
+    located = [entry for entries in per_file for entry in entries]
+    _too_long_replies(located, problems, text_max)
+    _unique_records(located, problems)
+    return [[record for _, record in entries] for entries in per_file]
 
 
 def read_transcript(file: str | os.PathLike | IO, name: str | None = None) -> list[CensusRecord]:
@@ -148,6 +156,15 @@ def read_flat(file: str | os.PathLike | IO, name: str | None = None) -> list[Cen
 
 
 # --------------------------------------------------------------------------- shared steps
+
+
+def _too_long_replies(located: list[_Located], problems: list[str], text_max: int) -> None:
+    for place, record in located:
+        if record.reply is not None and len(record.reply) > text_max:
+            problems.append(
+                f"{place}: reply: the text is {len(record.reply):,} characters; at most "
+                f"TEXT_MAX_CHARS ({text_max:,}) are accepted"
+            )
 
 
 def _unique_records(located: list[_Located], problems: list[str]) -> list[CensusRecord]:

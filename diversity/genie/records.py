@@ -91,6 +91,8 @@ SOURCES = ("llm", "human")
 SIMILARITY_RANGE = (1.0, 4.0)
 MAX_LISTED_PROBLEMS = 50
 MAX_ID_CHARS = 200
+# the longest answer or question kept unless the caller says otherwise
+DEFAULT_TEXT_MAX = 200_000
 
 
 @dataclass(frozen=True)
@@ -134,11 +136,14 @@ class JudgmentFileError(ValueError):
         self.problems = problems
 
 
-def read_judgments(file: str | os.PathLike | IO, name: str | None = None) -> list[Judgment]:
+def read_judgments(
+    file: str | os.PathLike | IO, name: str | None = None, *, text_max: int = DEFAULT_TEXT_MAX
+) -> list[Judgment]:
     """Every judgment of a JSONL/CSV file (a path or an open file), in file order.
 
     ``name`` names the file in problems and decides the format by its extension (default:
-    the path's base name, or the file object's ``name``).
+    the path's base name, or the file object's ``name``). An answer or question longer
+    than ``text_max`` characters is a problem (the import passes ``TEXT_MAX_CHARS``).
     """
     if name is None:
         if isinstance(file, str | os.PathLike):
@@ -161,6 +166,7 @@ def read_judgments(file: str | os.PathLike | IO, name: str | None = None) -> lis
         place = f"{name}:{line}"
         judgment = _judgment(row, place, problems)
         if judgment is not None:
+            _check_lengths(judgment, place, problems, text_max)
             consistency.check(judgment, place, problems)
             judgments.append(judgment)
     if problems:
@@ -287,6 +293,16 @@ def _judgment(row: dict, place: str, problems: list[str]) -> Judgment | None:
         source=source,
         question=question,
     )
+
+
+def _check_lengths(judgment: Judgment, place: str, problems: list[str], text_max: int) -> None:
+    for field in ("target_answer", "population_answer", "question"):
+        text = getattr(judgment, field)
+        if text is not None and len(text) > text_max:
+            problems.append(
+                f"{place}: {field}: the text is {len(text):,} characters; at most "
+                f"TEXT_MAX_CHARS ({text_max:,}) are accepted"
+            )
 
 
 def _similarity(value: Any, place: str, problems: list[str]) -> float | None:

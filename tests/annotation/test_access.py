@@ -45,3 +45,18 @@ def test_every_model_is_in_djangos_admin():
     ]
     missing = [m.__name__ for m in ours if not admin.site.is_registered(m)]
     assert not missing
+
+
+@pytest.mark.parametrize("path", ["/api/schema/", "/api/docs/"])
+def test_a_staff_login_without_a_role_cannot_read_the_api_schema_or_docs(path):
+    from tests.staff import staff_client
+
+    nobody = staff_client(None)
+    nobody_staff = staff_client(None)
+    user = nobody_staff.session.get("_auth_user_id")
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.filter(pk=user).update(is_staff=True)
+    for client in (nobody, nobody_staff):
+        assert client.get(path).status_code in (302, 403)
+    assert staff_client("researcher").get(path).status_code == 200

@@ -255,3 +255,20 @@ def test_command_lists_every_problem_and_imports_nothing(tmp_path):
     assert not Census.objects.exists()
     with pytest.raises(CommandError, match="no such file or directory"):
         call_command("import_census", "c", str(tmp_path / "missing.json"))
+
+
+def test_a_reply_longer_than_text_max_chars_is_refused_with_its_place(tmp_path, settings):
+    from diversity.census.sources import CensusInputError
+    from diversity.census.transcripts import read_each_file
+
+    path = tmp_path / "replies.jsonl"
+    path.write_text(
+        '{"model": "m", "category": "color", "run": 0, "reply": "blue"}\n'
+        '{"model": "m", "category": "color", "run": 1, "reply": "' + "x" * 51 + '"}\n'
+    )
+    with pytest.raises(CensusInputError) as refused:
+        read_each_file([(path, "replies.jsonl")], text_max=50)
+    assert refused.value.problems == [
+        "replies.jsonl:2: reply: the text is 51 characters; at most TEXT_MAX_CHARS (50) are "
+        "accepted"
+    ]

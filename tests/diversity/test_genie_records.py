@@ -180,3 +180,16 @@ def test_unsupported_extension_and_non_utf8(tmp_path):
     path.write_bytes(json.dumps(ROW).encode() + b"\n\xff\n")
     offset = len(json.dumps(ROW)) + 1
     assert problems_of(path) == [f"j.jsonl:2: file: not UTF-8 text (byte {offset})"]
+
+
+def test_an_answer_longer_than_text_max_chars_is_refused_with_its_place(tmp_path):
+    path = tmp_path / "long.jsonl"
+    path.write_text(
+        json.dumps(row()) + "\n" + json.dumps(row(target_answer="y" * 41, document_id="d9")) + "\n"
+    )
+    with pytest.raises(JudgmentFileError) as refused:
+        read_judgments(path, text_max=40)
+    assert refused.value.problems == [
+        "long.jsonl:2: target_answer: the text is 41 characters; at most TEXT_MAX_CHARS (40) "
+        "are accepted"
+    ]

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from core import audit
@@ -144,7 +145,9 @@ def _fingerprint(upload: CensusUpload) -> Fingerprint:
 def _read_replies(files: Sequence[CensusUpload], problems: list[str]) -> list[list[CensusRecord]]:
     """The records of each file apart (all files' problems are collected together)."""
     try:
-        return read_each_file([(upload.source, upload.name) for upload in files])
+        return read_each_file(
+            [(upload.source, upload.name) for upload in files], text_max=settings.TEXT_MAX_CHARS
+        )
     except CensusInputError as error:
         problems += error.problems
         return []

@@ -10,6 +10,7 @@ import os
 import re
 from typing import IO
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from core import audit
@@ -76,7 +77,7 @@ def import_genie(
     else:
         print_ = fingerprint(source)
     try:
-        judgments = read_judgments(source, name=filename)
+        judgments = read_judgments(source, name=filename, text_max=settings.TEXT_MAX_CHARS)
     except JudgmentFileError as error:
         listed = str(error).split("\n")  # the first 50 and "... and K more problems"
         raise ImportRejected(listed) from error
