@@ -135,3 +135,23 @@ def currency(field: str, value) -> None:
         raise InvalidInput(
             field, f"must be a three-letter currency code such as GBP, got {value!r}"
         )
+
+
+BUNDLE_ORDERS = ("random", "balanced", "imported")
+
+
+def bundle_by(field: str, value) -> None:
+    """``none``, ``query`` or ``meta:KEY`` with an item metadata key."""
+    line(field, value, 210)
+    if value in ("none", "query"):
+        return
+    key = value.removeprefix("meta:") if isinstance(value, str) else ""
+    if not value.startswith("meta:") or not key.strip():
+        raise InvalidInput(
+            field, f"must be none, query or meta:KEY (an item metadata key), got {value!r}"
+        )
+
+
+def bundle_order(field: str, value) -> None:
+    if value not in BUNDLE_ORDERS:
+        raise InvalidInput(field, f"must be one of {', '.join(BUNDLE_ORDERS)}, got {value!r}")

@@ -269,6 +269,34 @@ DESIGN = (
         flag_help="the Prolific study this batch runs as (its STUDY_ID)",
     ),
     BatchSetting(
+        "bundle_by",
+        "Bundles",
+        "none: items one at a time; query: each participant rates all the responses to "
+        "one query together; meta:KEY: the items sharing an item metadata value.",
+        rules.bundle_by,
+        default="none",
+        shape="code",
+        flag_help="none (default), query, or meta:KEY: rate these items together",
+    ),
+    BatchSetting(
+        "bundles_per_participant",
+        "Bundles per participant",
+        "Most bundles one person rates; empty: no limit (the Infinity-Chat design: 1).",
+        rules.optional_positive,
+        flag_help="most bundles one participant rates",
+    ),
+    BatchSetting(
+        "bundle_order",
+        "Order within a bundle",
+        "random: shuffled per participant; balanced: each item at each position equally "
+        "often over a bundle's participants; imported: the file's order.",
+        rules.bundle_order,
+        default="random",
+        shape="choice",
+        choices=(("random", "Random"), ("balanced", "Balanced"), ("imported", "Imported")),
+        flag_help="random (default), balanced or imported",
+    ),
+    BatchSetting(
         "reward_per_participant",
         "Reward per participant",
         "What one participant is paid, for the effective hourly pay shown here.",

@@ -1,5 +1,6 @@
 """The crowdworker JSON API used by the rating page (API.md, "Crowdworker JSON API")."""
 
+import dataclasses
 import uuid
 
 from django.shortcuts import get_object_or_404
@@ -14,6 +15,7 @@ from rest_framework.views import APIView
 from annotation import selectors, worker_session
 from annotation.models import Annotator, Batch, Participation
 from annotation.services.admission import completion
+from annotation.services.bundles import bundle_progress
 from annotation.services.labelling import TAKEN_OVER, submit_label
 from annotation.services.leasing import (
     NoWorkReason,
@@ -70,6 +72,11 @@ class NextItemResponse(serializers.Serializer):
     reason = serializers.CharField(required=False)
     retry_after = serializers.IntegerField(allow_null=True, required=False)
     wait_seconds = serializers.IntegerField(required=False)
+    bundle = serializers.DictField(
+        required=False,
+        help_text="In a bundled batch: position (from 1) and size of this participant's "
+        "bundle, and partial (only the bundle's remaining items were given).",
+    )
     ending = serializers.ChoiceField(
         choices=["completed", "screened_out", "full", "thanks"], required=False
     )
@@ -122,15 +129,17 @@ class NextItemView(WorkerAPIView):
             )
             return Response(body)
         assignment = outcome.assignment
-        return Response(
-            {
-                "assignment": str(assignment.pk),
-                "expires_at": assignment.expires_at.isoformat(),
-                "heartbeat_seconds": heartbeat_interval(batch),
-                "item": selectors.lease_payload(batch, assignment),
-                "progress": progress,
-            }
-        )
+        body = {
+            "assignment": str(assignment.pk),
+            "expires_at": assignment.expires_at.isoformat(),
+            "heartbeat_seconds": heartbeat_interval(batch),
+            "item": selectors.lease_payload(batch, assignment),
+            "progress": progress,
+        }
+        in_bundle = bundle_progress(assignment)
+        if in_bundle is not None:
+            body["bundle"] = dataclasses.asdict(in_bundle)
+        return Response(body)
 
 
 def _participation(request, slug: str, now) -> tuple[Participation, WorkState]:

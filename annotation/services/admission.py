@@ -32,6 +32,7 @@ from annotation.models import (
     Label,
     Participation,
 )
+from annotation.services import bundles
 from core.errors import Unavailable
 
 
@@ -61,19 +62,25 @@ WAIT_RETRY_BOUNDS = (5, 15)
 
 
 def _unfinished_for(batch: Batch, annotator_id: int):
-    """Regular items short of N that this annotator was never leased: what could still
-    become theirs (a slot that is free now, or one that comes back when a lease ends)."""
-    return Item.objects.filter(batch=batch, is_check=False, counted_count__lt=F("target")).exclude(
-        assignments__annotator_id=annotator_id
-    )
+    """Regular items short of N that this annotator was never leased — in a bundled
+    batch, of bundles they never touched: what could still become theirs (a slot that is
+    free now, or one that comes back when a lease ends)."""
+    items = Item.objects.filter(batch=batch, is_check=False, counted_count__lt=F("target"))
+    return _not_theirs(batch, items, annotator_id)
+
+
+def _not_theirs(batch: Batch, items, annotator_id: int):
+    items = items.exclude(assignments__annotator_id=annotator_id)
+    if bundles.is_bundled(batch):
+        items = items.exclude(bundle__in=bundles.touched_bundles(batch, annotator_id))
+    return items
 
 
 def takeable_items(batch: Batch, annotator_id: int):
-    """Items with a free slot that this annotator was never leased (only regular items
-    have slots: a check's target is 0)."""
-    return Item.objects.filter(batch=batch, reserved_count__lt=F("target")).exclude(
-        assignments__annotator_id=annotator_id
-    )
+    """Items with a free slot that this annotator was never leased — in a bundled batch,
+    of bundles they never touched (only regular items have slots: a check's target is 0)."""
+    items = Item.objects.filter(batch=batch, reserved_count__lt=F("target"))
+    return _not_theirs(batch, items, annotator_id)
 
 
 def work_left(batch: Batch, annotator_id: int) -> str:

@@ -20,7 +20,7 @@ from annotation.models import (
     Batch,
     BatchState,
 )
-from annotation.services import questionnaire, slots
+from annotation.services import bundles, questionnaire, slots
 from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
@@ -315,6 +315,8 @@ def update_batch(batch: Batch, changes: dict, *, actor: Actor | None = None) -> 
         if fields:
             batch.full_clean(exclude=["slug", "kind", "state"])
             batch.save(update_fields=fields)
+        if "bundle_by" in fields and before.bundle_by != batch.bundle_by:
+            bundles.assign_bundles(batch)  # refused (Conflict) once the batch holds labels
         changed = audit.diff(
             before_values, {name: getattr(batch, name) for name in AUDITED_SETTINGS}
         )

@@ -39,7 +39,7 @@ from django.db.models import Max
 from annotation import selectors
 from annotation.kinds.base import ResponseSlot, TaskKind
 from annotation.models import Batch, BatchState, Item, Query, Response
-from annotation.services import slots
+from annotation.services import bundles, slots
 from core import audit, json_text
 from core.audit import Actor
 from core.errors import Conflict, NotFound
@@ -599,6 +599,7 @@ def _create_items(batch: Batch, plan: _Plan) -> int:
             "gold",
             "is_check",
             "metadata",
+            "bundle",
             *slots.NEW_ITEM_COUNTER_COLUMNS,
         ],
     )
@@ -618,6 +619,13 @@ def _create_items(batch: Batch, plan: _Plan) -> int:
                     gold,
                     is_check,
                     metadata,
+                    bundles.bundle_of(
+                        batch.bundle_by,
+                        query_id=query_id,
+                        item_id=item_id,
+                        metadata=metadata,
+                        is_check=is_check,
+                    ),
                     *slots.new_item_counters(batch, is_check=is_check),
                 ]
             )

@@ -134,6 +134,7 @@ def submit_label(
             answer=clean.answer,
             status=status,
             shown_order=assignment.shown_order,
+            position_in_bundle=assignment.position_in_bundle,
             check_passed=check_passed,
             too_fast=too_fast,
             straightlined=straightlined,
@@ -208,6 +209,7 @@ def _submit_in_one_statement(
         annotator=annotator,
         status=LabelStatus.COUNTED,
         shown_order=assignment.shown_order,
+        position_in_bundle=assignment.position_in_bundle,
         submitted_at=now,
         **columns,
     )

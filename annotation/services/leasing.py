@@ -56,7 +56,7 @@ from annotation.models import (
     Participation,
     Purpose,
 )
-from annotation.services import admission, quality, slots, sql
+from annotation.services import admission, bundles, quality, slots, sql
 from annotation.services.leases import new_lease
 from core.errors import Conflict, NotFound, Unavailable
 from core.locking import lock_rows
@@ -128,12 +128,16 @@ def work_state_fields(batch_ref, annotator_ref, now: datetime) -> dict:
         .annotate(n=Count("pk"))
         .values("n")
     )
-    held = Assignment.objects.filter(
-        batch_id=batch_ref,
-        annotator_id=annotator_ref,
-        state=AssignmentState.OPEN,
-        expires_at__gt=now,
-    ).values("pk")[:1]
+    held = (
+        Assignment.objects.filter(
+            batch_id=batch_ref,
+            annotator_id=annotator_ref,
+            state=AssignmentState.OPEN,
+            expires_at__gt=now,
+        )
+        .order_by("position_in_bundle")
+        .values("pk")[:1]
+    )
     stale = Assignment.objects.filter(
         batch_id=batch_ref, state=AssignmentState.OPEN, expires_at__lte=now
     )
@@ -190,7 +194,7 @@ def _work_state_sql() -> str:
             (SELECT a.id FROM {assignment} a
              WHERE a.batch_id = p.batch_id AND a.annotator_id = p.annotator_id
                AND a.state = 'open' AND a.expires_at > %(now)s
-             LIMIT 1)
+             ORDER BY a.position_in_bundle LIMIT 1)
         FROM {sql.table(Participation)} p JOIN {sql.table(Batch)} b ON b.id = p.batch_id
         WHERE b.slug = %(slug)s AND p.annotator_id = %(annotator)s
     """
@@ -268,7 +272,11 @@ def _one_statement_applies(batch: Batch, state: WorkState) -> bool:
     """Whether this lease can only be a regular item, with nothing else to decide under
     the participant's lock: PostgreSQL, no cap on concurrent workers, and no attention
     check or repeat due (nor their first due point still to be drawn)."""
-    if connection.vendor != "postgresql" or batch.max_concurrent_annotators:
+    if (
+        connection.vendor != "postgresql"
+        or batch.max_concurrent_annotators
+        or bundles.is_bundled(batch)
+    ):
         return False
     return not (
         quality.is_due(batch.check_every, state.next_check_after, state.done)
@@ -329,11 +337,15 @@ def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> 
             done = regular_done(batch, annotator_id)
             if participation.status == Participation.Status.EXCLUDED:
                 return LeaseOutcome(None, NoWorkReason.EXCLUDED, done, quota)
-            current = lock_rows(
-                Assignment.objects.filter(
-                    batch=batch, annotator_id=annotator_id, state=AssignmentState.OPEN
+            current = (
+                lock_rows(
+                    Assignment.objects.filter(
+                        batch=batch, annotator_id=annotator_id, state=AssignmentState.OPEN
+                    )
                 )
-            ).first()
+                .order_by("position_in_bundle")
+                .first()
+            )  # a bundle's next item: the open lease shown first
             if current is not None:
                 if current.expires_at > now:
                     return LeaseOutcome(current, "", done, quota)
@@ -343,6 +355,8 @@ def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> 
                 release_leases([_lease_row(current)])
                 continue
             if quota is not None and done >= quota:
+                return LeaseOutcome(None, NoWorkReason.QUOTA, done, quota)
+            if _bundle_quota_reached(batch, annotator_id):
                 return LeaseOutcome(None, NoWorkReason.QUOTA, done, quota)
             if admission.at_capacity(batch, now):
                 retry = admission.busy_retry_after(batch, now)
@@ -355,13 +369,23 @@ def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> 
                 has_regular_work=partial(_has_regular_work, batch, annotator_id),
             )
             if assignment is None:
-                assignment = _take_slot(batch, annotator_id, now)
+                if bundles.is_bundled(batch):
+                    assignment = bundles.take_bundle(batch, annotator_id, now)
+                else:
+                    assignment = _take_slot(batch, annotator_id, now)
             if assignment is not None:
                 participation.save(update_fields=["last_seen_at"])
                 return LeaseOutcome(assignment, "", done, quota)
         break
     reason, retry_after = _why_no_work(batch, annotator_id, now)
     return LeaseOutcome(None, reason, done, quota, retry_after)
+
+
+def _bundle_quota_reached(batch: Batch, annotator_id: int) -> bool:
+    limit = batch.bundles_per_participant
+    if not limit or not bundles.is_bundled(batch):
+        return False
+    return bundles.bundles_taken(batch, annotator_id) >= limit
 
 
 def regular_done(batch: Batch, annotator_id: int) -> int:
@@ -403,6 +427,14 @@ def extend_lease(annotator: Annotator, assignment_id, now: datetime | None = Non
         if extended > assignment.expires_at:
             assignment.expires_at = extended
             assignment.save(update_fields=["expires_at"])
+            if assignment.position_in_bundle is not None:
+                # a bundle's leases were taken together and live together
+                Assignment.objects.filter(
+                    batch_id=assignment.batch_id,
+                    annotator=annotator,
+                    state=AssignmentState.OPEN,
+                    leased_at=assignment.leased_at,
+                ).update(expires_at=extended)
     return assignment
 
 

@@ -193,7 +193,8 @@ def count_label_in_one_statement(
     """PostgreSQL: store the label of an open regular lease as ``counted`` in **one**
     statement: the lease becomes submitted, its reserved slot counted, and the label row
     is inserted (``label``: the ``Label`` columns other than the assignment, its batch,
-    item, annotator, order, status and time, which come from the lease).
+    item, annotator, order, position in a bundle, status and time, which come from the
+    lease).
 
     The lease's row lock (taken by the ``UPDATE``) is what an exclusion or an expiry
     waits for, as with the locked path: if either got there first, the lease is no longer
@@ -216,7 +217,7 @@ def count_label_in_one_statement(
                   WHERE p.batch_id = a.batch_id AND p.annotator_id = a.annotator_id
                     AND p.status = 'excluded'
               )
-            RETURNING a.id, a.batch_id, a.item_id, a.shown_order
+            RETURNING a.id, a.batch_id, a.item_id, a.shown_order, a.position_in_bundle
         ), counted AS (
             UPDATE {item} i SET counted_count = i.counted_count + 1
             FROM submitted s WHERE i.id = s.item_id
@@ -224,9 +225,10 @@ def count_label_in_one_statement(
         )
         INSERT INTO {label_table}
             (assignment_id, batch_id, item_id, annotator_id, status, shown_order,
-             submitted_at, {", ".join(columns)})
+             position_in_bundle, submitted_at, {", ".join(columns)})
         SELECT s.id, s.batch_id, s.item_id, %(annotator)s, 'counted', s.shown_order,
-               %(now)s, {", ".join(f"%(label_{column})s" for column in columns)}
+               s.position_in_bundle, %(now)s,
+               {", ".join(f"%(label_{column})s" for column in columns)}
         FROM submitted s JOIN counted c ON c.id = s.item_id
         RETURNING id
     """

@@ -50,8 +50,8 @@ def test_long_jsonl_matches_database(tmp_path):
     assert {(r["item_id"], r["annotator"], r["value"]) for r in rows} == expected
     assert list(rows[0]) == [
         "batch", "kind", "item_id", "query_id", "query", "category", "subcategory",
-        "response_id", "model", "response", "annotator", "value", "status", "shown_order",
-        "check_passed", "duration_ms", "submitted_at",
+        "bundle_id", "response_id", "model", "response", "annotator", "value", "status",
+        "shown_order", "position_in_bundle", "check_passed", "duration_ms", "submitted_at",
     ]  # fmt: skip
     assert rows[0]["submitted_at"].endswith("Z")
     assert all(r["status"] == "counted" for r in rows)

@@ -121,6 +121,7 @@ def item_part(batch, item) -> dict:
         "query": item.query.text,
         "category": item.query.category,
         "subcategory": item.query.subcategory,
+        "bundle_id": item.bundle,
     }
     if batch.kind == "absolute":
         row.update(
@@ -151,6 +152,7 @@ def expected_long(batch, all_statuses=False) -> list[dict]:
             "value": label.value,
             "status": label.status,
             "shown_order": label.shown_order or None,
+            "position_in_bundle": label.position_in_bundle,
             "check_passed": label.check_passed,
             "duration_ms": label.duration_ms,
             "submitted_at": iso(label.submitted_at),

@@ -35,6 +35,9 @@ GOOD = {
     "screen_out_url": ("https://x.org/so", "https://x.org/so"),
     "wait_for_release_seconds": ("30", 30),
     "prolific_study_id": ("ABC123", "ABC123"),
+    "bundle_by": ("meta:form", "meta:form"),
+    "bundles_per_participant": ("1", 1),
+    "bundle_order": ("balanced", "balanced"),
 }
 SPECIAL_FLAGS = {"questionnaire", "reward_per_participant", "reward_currency"}
 
@@ -79,6 +82,9 @@ def test_each_flag_sets_its_setting(name):
         ("reward_per_participant", "2.555"),
         ("reward_currency", "pounds"),
         ("flagged_share_to_exclude", 2),
+        ("bundle_by", "meta:"),
+        ("bundle_by", "prompt"),
+        ("bundle_order", "sideways"),
     ],
 )
 def test_each_interface_refuses_the_same_bad_value(name, bad):

@@ -40,7 +40,7 @@ RELATED = {
     "response_a": ("ra", "annotation_response", "i.response_a_id"),
     "response_b": ("rb", "annotation_response", "i.response_b_id"),
 }
-ITEM_FIELDS = {"item_id", "position"}
+ITEM_FIELDS = {"item_id", "position", "bundle"}
 LABEL_FIELDS = {field.column for field in Label._meta.concrete_fields}
 TYPES = {"string", "int", "bool", "float"}
 

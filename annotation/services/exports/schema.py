@@ -46,6 +46,12 @@ ITEM_COLUMNS = [
         "the query's sub-category within its category (empty when none)",
         "query__subcategory",
     ),
+    ExportColumn(
+        "bundle_id",
+        "string",
+        "the bundle the item was rated in (bundle_by; empty when the batch has none)",
+        "bundle",
+    ),
 ]
 # A label's columns in the long layout: the annotator, the kind's value columns, then these.
 ANNOTATOR_COLUMN = ExportColumn("annotator", "string", "the annotator's pseudonym")
@@ -54,6 +60,11 @@ LABEL_TAIL_COLUMNS = [
         "status", "string", "counted, surplus, excluded, check (attention check) or repeat"
     ),
     ExportColumn("shown_order", "string", "a pair's order on the page: ab (A first) or ba"),
+    ExportColumn(
+        "position_in_bundle",
+        "int",
+        "where in their bundle the annotator met the item (0 first; null outside bundles)",
+    ),
     ExportColumn("check_passed", "bool", "an attention check's outcome (null otherwise)"),
     ExportColumn("duration_ms", "int", "time from showing the item to submitting, if known"),
     ExportColumn("submitted_at", "string", "when the label was stored (UTC)"),

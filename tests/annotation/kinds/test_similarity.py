@@ -136,7 +136,7 @@ def test_exports_and_card(tmp_path):
     first = long_rows[0]
     assert first["reference"] == "Reference answer 0: the capital is City 0."
     assert first["candidate"] == "Candidate answer 0: it is City 0."
-    assert list(first)[:9] == [
+    assert list(first)[:10] == [
         "batch",
         "kind",
         "item_id",
@@ -144,6 +144,7 @@ def test_exports_and_card(tmp_path):
         "query",
         "category",
         "subcategory",
+        "bundle_id",
         "reference",
         "candidate",
     ]
