@@ -354,7 +354,7 @@ PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com"
 PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "").strip()
 PROLIFIC_TIMEOUT_SECONDS = float(os.environ.get("PROLIFIC_TIMEOUT_SECONDS", "10"))
 PROLIFIC_AUTO_PLACES = env_flag("PROLIFIC_AUTO_PLACES", False)
-PROLIFIC_PLACES_MARGIN = float(os.environ.get("PROLIFIC_PLACES_MARGIN", "0.1"))
+CROWD_PLACES_MARGIN = float(os.environ.get("CROWD_PLACES_MARGIN", "0.1"))
 # MTurk: credentials from the standard AWS variables (AWS_ACCESS_KEY_ID,
 # AWS_SECRET_ACCESS_KEY, or a profile); the sandbox unless MTURK_SANDBOX=0.
 MTURK_SANDBOX = env_flag("MTURK_SANDBOX", True)

@@ -66,7 +66,7 @@ def items_per_participant(batch: Batch) -> tuple[float | None, str]:
 
 
 def plan_places(batch: Batch, margin: float | None = None) -> PlacesPlan:
-    margin = settings.PROLIFIC_PLACES_MARGIN if margin is None else margin
+    margin = settings.CROWD_PLACES_MARGIN if margin is None else margin
     remaining = remaining_slots(batch)
     per, source = items_per_participant(batch)
     submissions = PlatformSubmission.objects.filter(batch=batch, platform=Platform.PROLIFIC)

@@ -17,5 +17,5 @@ def prolific(settings):
         settings.PROLIFIC_WEBHOOK_SECRET = WEBHOOK_SECRET
         settings.PROLIFIC_TIMEOUT_SECONDS = 0.5
         settings.PROLIFIC_AUTO_PLACES = False
-        settings.PROLIFIC_PLACES_MARGIN = 0.0
+        settings.CROWD_PLACES_MARGIN = 0.0
         yield server.fake
