@@ -292,6 +292,10 @@ SPECTACULAR_SETTINGS = {
         {"name": "history", "description": "A batch's audit trail."},
         {"name": "worker", "description": "The crowdworker's page's own calls (session)."},
         {
+            "name": "crowd",
+            "description": "Prolific and MTurk: sync, review, bonuses, places, fair pay.",
+        },
+        {
             "name": "corpora",
             "description": "Response pools: import, embeddings, homogeneity analyses, batches.",
         },

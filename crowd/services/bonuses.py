@@ -256,3 +256,39 @@ def _amount(field: str, value) -> Decimal:
     if amount <= 0:
         raise InvalidInput(field, "must be more than zero")
     return amount
+
+
+def pay_owed(
+    batch: Batch, platform: str, basis: str, rate: Decimal, *, client, actor: Actor
+) -> tuple[list[BonusRow], BonusRun | None]:
+    """Pay what is owed (after a sync by the caller), or finish the run left unsettled.
+
+    Prolific: a run set up but not paid is paid now; one only planned is abandoned (it
+    was never paid); one whose pay request got no answer stops everything until
+    ``resolve``. MTurk: an unsettled run is resumed line by line with the same tokens.
+    Returns the rows computed (empty when a run was resumed) and the run (``None``:
+    nobody is owed anything).
+    """
+    from crowd.services import mturk
+
+    pending = unsettled_run(batch, platform)
+    if platform == Platform.PROLIFIC and pending is not None:
+        if pending.state in (BonusRun.State.PAYING, BonusRun.State.UNKNOWN):
+            raise Conflict(
+                f"bonus run {pending.pk} may have paid (its answer was lost): check the "
+                f"study's bonus payments on Prolific, then `manage.py prolific bonus "
+                f"{batch.slug} --resolve {pending.pk} paid` (or unpaid). Nothing was sent."
+            )
+        if pending.state == BonusRun.State.PLANNED:
+            set_state(pending, BonusRun.State.ABANDONED, actor=actor, detail="never set up")
+            pending = None
+    rows: list[BonusRow] = []
+    run = pending
+    if run is None:
+        rows = compute(batch, platform, basis, rate)
+        run = plan_run(batch, platform, basis, Decimal(str(rate)), rows, actor)
+        if run is None:
+            return rows, None
+    if platform == Platform.PROLIFIC:
+        return rows, pay_prolific(batch, client, actor=actor, run=run)
+    return rows, mturk.pay_run(batch, client, actor=actor, run=run)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Count, Q
+from django.utils.translation import gettext_lazy
 
 from annotation.models import REGULAR_STATUSES, Batch, Label, LabelStatus, Participation
 from core import audit
@@ -34,8 +35,9 @@ from crowd.services.submissions import MTURK_AWAITING_REVIEW, PROLIFIC_AWAITING_
 
 PROLIFIC_MIN_FAILED_CHECKS = 2
 BULK_APPROVE_CHUNK = 500
-REJECTION_MESSAGE = (
-    "Your submission failed {failed} of the study's attention checks, which were stated in "
+# shown to the participant on Prolific (at least 100 characters, as Prolific requires)
+REJECTION_MESSAGE = gettext_lazy(
+    "Your submission failed %(failed)s of the study's attention checks, which were stated in "
     "the instructions and followed the platform's rules for attention checks; we are "
     "therefore unable to approve it."
 )
@@ -259,7 +261,7 @@ def apply_prolific(
             fields = {}
             if action == ReviewAction.REJECT:
                 fields = {
-                    "message": REJECTION_MESSAGE.format(failed=proposal.checks_failed),
+                    "message": str(REJECTION_MESSAGE) % {"failed": proposal.checks_failed},
                     "rejection_category": "FAILED_CHECK",
                 }
             try:

@@ -124,21 +124,20 @@ class Command(BaseCommand):
         basis, rate = basis_and_rate(options)
         client = self._client()
         mturk.sync(batch, client, actor=actor)
-        pending = bonuses.unsettled_run(batch, Platform.MTURK)
-        if pending is None:
-            rows = bonuses.compute(batch, Platform.MTURK, basis, rate)
-            for line in bonus_table(rows, "USD"):
-                self.stdout.write(line)
         if not options["apply"]:
+            for line in bonus_table(bonuses.compute(batch, Platform.MTURK, basis, rate), "USD"):
+                self.stdout.write(line)
             self.stdout.write("Preview: nothing paid (add --apply).")
             return
-        run = pending or bonuses.plan_run(batch, Platform.MTURK, basis, rate, rows, actor)
+        pending = bonuses.unsettled_run(batch, Platform.MTURK)
+        if pending is not None:
+            self.stdout.write(f"Resuming bonus run {pending.pk} (same request tokens).")
+        rows, run = bonuses.pay_owed(batch, Platform.MTURK, basis, rate, client=client, actor=actor)
+        for line in bonus_table(rows, "USD") if rows else []:
+            self.stdout.write(line)
         if run is None:
             self.stdout.write("Nobody is owed anything: nothing paid.")
             return
-        if pending is not None:
-            self.stdout.write(f"Resuming bonus run {run.pk} (same request tokens).")
-        run = mturk.pay_run(batch, client, actor=actor, run=run)
         self.stdout.write(f"Bonus run {run.pk}: {run.state} ({run.detail}).")
         if run.state == BonusRun.State.UNKNOWN:
             raise CommandError(

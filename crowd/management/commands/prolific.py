@@ -102,38 +102,32 @@ class Command(BaseCommand):
         basis, rate = basis_and_rate(options)
         client = self._client()
         sync_prolific(batch, client, actor=actor)
-        pending = bonuses.unsettled_run(batch, Platform.PROLIFIC)
-        if pending is not None and pending.state in ("paying", "unknown"):
-            raise CommandError(
-                f"bonus run {pending.pk} may have paid (its answer was lost): check the "
-                f"study's bonus payments on Prolific, then `manage.py prolific bonus "
-                f"{batch.slug} --resolve {pending.pk} paid` (or unpaid). Nothing was sent."
-            )
-        rows = bonuses.compute(batch, Platform.PROLIFIC, basis, rate)
-        for line in bonus_table(rows, batch.reward_currency):
-            self.stdout.write(line)
         if not options["apply"]:
+            pending = bonuses.unsettled_run(batch, Platform.PROLIFIC)
+            if pending is not None:
+                self.stdout.write(f"Bonus run {pending.pk} is {pending.state}: --apply settles it.")
+            for line in bonus_table(
+                bonuses.compute(batch, Platform.PROLIFIC, basis, rate), batch.reward_currency
+            ):
+                self.stdout.write(line)
             self.stdout.write("Preview: nothing paid (add --apply).")
             return
-        if pending is not None and pending.state == BonusRun.State.PLANNED:
-            bonuses.set_state(pending, BonusRun.State.ABANDONED, actor=actor, detail="never set up")
-            pending = None
-        run = pending or bonuses.plan_run(batch, Platform.PROLIFIC, basis, rate, rows, actor)
+        rows, run = bonuses.pay_owed(
+            batch, Platform.PROLIFIC, basis, rate, client=client, actor=actor
+        )
+        for line in bonus_table(rows, batch.reward_currency) if rows else []:
+            self.stdout.write(line)
         if run is None:
             self.stdout.write("Nobody is owed anything: nothing paid.")
             return
-        run = bonuses.pay_prolific(batch, client, actor=actor, run=run)
         total = sum(line.amount for line in run.lines.all())
         fees = (
             f" (Prolific's total with fees: {run.platform_total} minor units)"
             if run.platform_total is not None
             else ""
         )
-        self.stdout.write(
-            f"Bonus run {run.pk}: {run.state}, {total:.2f} {batch.reward_currency}{fees}.".replace(
-                " .", "."
-            )
-        )
+        currency = f" {batch.reward_currency}" if batch.reward_currency else ""
+        self.stdout.write(f"Bonus run {run.pk}: {run.state}, {total:.2f}{currency}{fees}.")
         if run.state == BonusRun.State.UNKNOWN:
             raise CommandError(run.detail)
         if run.state in (BonusRun.State.FAILED, BonusRun.State.ABANDONED):
