@@ -218,6 +218,11 @@ class BonusView(APIView):
     @extend_schema(
         tags=["crowd"],
         summary="Preview the bonuses owed",
+        description=(
+            "Each participant's paid labels, active time, what they earned, what was already "
+            "paid and what is owed, with the total; nothing is paid. Give per_item or "
+            'top_up_hourly (SPEC.md, "Crowd platforms").'
+        ),
         parameters=[
             PLATFORM,
             OpenApiParameter("per_item", str),
@@ -280,6 +285,10 @@ class PlacesView(APIView):
     @extend_schema(
         tags=["crowd"],
         summary="The Prolific places the batch needs",
+        description=(
+            "Remaining slots over items per participant (quota or measured median) plus the "
+            "margin, as last synced, and whether the study should be active or paused."
+        ),
         responses={200: PlacesResponse, **error_responses(401, 403, 404)},
     )
     def get(self, request, slug: str):
@@ -289,6 +298,10 @@ class PlacesView(APIView):
     @extend_schema(
         tags=["crowd"],
         summary="Set the Prolific study's places; pause or resume it with the batch",
+        description=(
+            "Syncs, then sets total_available_places to what the batch needs (never below "
+            "the places taken) and pauses or starts the study to follow the batch."
+        ),
         request=None,
         responses={200: PlacesResponse, **error_responses(401, 403, 404, 409), **UNAVAILABLE},
     )
@@ -330,6 +343,10 @@ class FairPayView(APIView):
     @extend_schema(
         tags=["crowd"],
         summary="Median active time and effective hourly pay",
+        description=(
+            "The median over participants of the sum of their label durations, the reward "
+            "per participant over it per hour, and Prolific's minimum and recommended rates."
+        ),
         responses={200: FairPayResponse, **error_responses(401, 403, 404)},
     )
     def get(self, request, slug: str):
