@@ -28,6 +28,7 @@ from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
 from crowd.models import BonusLine, BonusRun, Platform, PlatformSubmission
+from crowd.services.ledger import set_state
 
 CENT = Decimal("0.01")
 TAKING_PART = {
@@ -167,29 +168,6 @@ def plan_run(
                 "participants": len(owed),
                 "total": str(sum(row.owed for row in owed)),
             },
-        )
-    return run
-
-
-def set_state(run: BonusRun, state: str, *, actor: Actor, detail: str = "", **fields) -> BonusRun:
-    with transaction.atomic():
-        run = BonusRun.objects.select_for_update().get(pk=run.pk)
-        previous = run.state
-        run.state = state
-        run.detail = detail[:2000]
-        for name, value in fields.items():
-            setattr(run, name, value)
-        run.save()
-        audit.record(
-            f"{run.platform}.bonus.{state}",
-            subject=run.batch,
-            actor=actor,
-            changes={
-                "run": run.pk,
-                "state": [previous, state],
-                **{k: str(v) for k, v in fields.items()},
-            },
-            reason=detail[:2000],
         )
     return run
 

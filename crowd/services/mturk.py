@@ -33,6 +33,7 @@ from core.audit import Actor
 from core.errors import Conflict, InvalidInput
 from crowd.models import BonusLine, BonusRun, MTurkHIT, Platform, PlatformCall, ReviewAction
 from crowd.services import review
+from crowd.services.ledger import set_state
 from crowd.services.places import plan_places
 from crowd.services.submissions import apply_status
 
@@ -301,8 +302,6 @@ def pay_run(batch: Batch, client, *, actor: Actor, run: BonusRun) -> BonusRun:
     """Send each unpaid line's bonus with its own token; a retry of a line whose answer
     was lost reuses the token, so MTurk never pays it twice."""
     from botocore.exceptions import BotoCoreError, ClientError
-
-    from crowd.services.bonuses import set_state
 
     if run.state == BonusRun.State.PLANNED:
         run = set_state(run, BonusRun.State.PAYING, actor=actor)
