@@ -93,7 +93,7 @@ class PlatformCall(models.Model):
     """One HTTP request (or boto3 call) sent to a platform, with its answer or failure."""
 
     platform = models.CharField(max_length=16, choices=Platform.choices)
-    method = models.CharField(max_length=16)
+    method = models.CharField(max_length=64, help_text="HTTP method, or the boto3 operation")
     path = models.CharField(max_length=500)
     request_body = models.JSONField(null=True, blank=True)
     attempt = models.PositiveIntegerField(default=1)
