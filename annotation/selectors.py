@@ -456,6 +456,7 @@ def annotator_rows(batch: Batch, categories: CategoryFilter = NO_FILTER) -> list
                 "status": participation.status,
                 "excluded_automatically": participation.excluded_automatically,
                 "exclusion_reason": participation.exclusion_reason,
+                "platform_status": participation.platform_status,
                 "n_labels": stats["counted"] + stats["surplus"] + stats["excluded"],
                 "n_counted": stats["counted"],
                 "n_surplus": stats["surplus"],

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "core",
     "annotation",
     "analysis",
+    "crowd",
     "diversity.census",
     "diversity.genie",
     "diversity.corpora",
@@ -297,6 +298,10 @@ SPECTACULAR_SETTINGS = {
         {"name": "history", "description": "A batch's audit trail."},
         {"name": "worker", "description": "The crowdworker's page's own calls (session)."},
         {
+            "name": "crowd",
+            "description": "Prolific and MTurk: sync, review, bonuses, places, fair pay.",
+        },
+        {
             "name": "corpora",
             "description": "Response pools: import, embeddings, homogeneity analyses, batches.",
         },
@@ -360,6 +365,26 @@ CELERY_BEAT_SCHEDULE = {
     "fail-stale-jobs": {"task": "core.tasks.fail_stale_jobs", "schedule": 60.0},
     "clear-expired-sessions": {"task": "core.tasks.clear_expired_sessions", "schedule": 3600.0},
     "delete-old-job-files": {"task": "core.tasks.delete_old_job_files", "schedule": 3600.0},
+}
+
+# Crowd platforms (crowd app, README "Prolific and MTurk"). Prolific: an API token from
+# Prolific's settings, its API address, and the workspace's webhook secret (POST
+# /api/v1/hooks/secrets/). With a token, a beat task syncs every batch that has a
+# prolific_study_id each minute and pauses/resumes the study with the batch;
+# PROLIFIC_AUTO_PLACES also keeps the study's places in step with what the batch needs.
+PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "").strip()
+PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com").strip()
+PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "").strip()
+PROLIFIC_TIMEOUT_SECONDS = float(os.environ.get("PROLIFIC_TIMEOUT_SECONDS", "10"))
+PROLIFIC_AUTO_PLACES = env_flag("PROLIFIC_AUTO_PLACES", False)
+CROWD_PLACES_MARGIN = float(os.environ.get("CROWD_PLACES_MARGIN", "0.1"))
+# MTurk: credentials from the standard AWS variables (AWS_ACCESS_KEY_ID,
+# AWS_SECRET_ACCESS_KEY, or a profile); the sandbox unless MTURK_SANDBOX=0.
+MTURK_SANDBOX = env_flag("MTURK_SANDBOX", True)
+MTURK_ENDPOINT_URL = os.environ.get("MTURK_ENDPOINT_URL", "").strip()
+CELERY_BEAT_SCHEDULE["sync-crowd-platforms"] = {
+    "task": "crowd.tasks.sync_crowd_platforms",
+    "schedule": 60.0,
 }
 
 # The cache (login throttling, chart images) is shared by every web process: Redis when

@@ -21,6 +21,8 @@ urlpatterns = [
     path("api/v1/", include("analysis.api.urls")),
     path("api/v1/", include("core.api.urls")),
     path("", include("analysis.urls")),
+    path("", include("crowd.urls")),
+    path("api/v1/", include("crowd.api_urls")),
     path("api/v1/", include("diversity.census.api.urls")),
     path("api/v1/", include("diversity.genie.api.urls")),
     path("api/v1/", include("diversity.corpora.api.import_urls")),

@@ -1,4 +1,4 @@
-"""The apps depend one way: core ← annotation ← analysis ← diversity ← demo.
+"""The apps depend one way: core ← annotation ← crowd ← analysis ← diversity ← demo.
 
 Each module's imports (also those inside functions) are read with ``ast``; a module may
 import its own layer and the layers before it, never a later one. ``config`` (settings,
@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["core", "annotation", "analysis", "diversity", "demo"]
+LAYERS = ["core", "annotation", "crowd", "analysis", "diversity", "demo"]
 
 
 def _module_name(path: Path) -> str:

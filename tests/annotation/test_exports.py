@@ -205,6 +205,7 @@ def expected_annotators(batch) -> list[dict]:
                 "status": participation.status,
                 "excluded_automatically": participation.excluded_automatically,
                 "exclusion_reason": participation.exclusion_reason,
+                "platform_status": participation.platform_status,
             }
         )
     return rows

@@ -81,6 +81,11 @@ ANNOTATOR_COLUMNS = [
     ExportColumn("status", "string", "active or excluded"),
     ExportColumn("excluded_automatically", "bool", "excluded by a quality policy"),
     ExportColumn("exclusion_reason", "string", "why they were excluded (empty if not)"),
+    ExportColumn(
+        "platform_status",
+        "string",
+        "the crowd platform's status of their submission (e.g. RETURNED), empty if unknown",
+    ),
 ]
 # the questionnaire's answers follow, one column per question: q_<id>
 QUESTION_TYPES = {"choice": "string", "text": "string", "number": "float"}
