@@ -132,8 +132,22 @@
     el("progress-text").textContent = total ? done + " / " + total + " done" : done + " done";
   }
 
+  // A bundled batch: "Response 3 of 15 for this prompt" (the texts come translated
+  // from the page); nothing for an item outside a bundle.
+  function showBundle(bundle) {
+    const cue = el("bundle-cue");
+    if (!cue) return;
+    cue.hidden = !bundle;
+    if (!bundle) return;
+    const template = bundle.partial ? cue.dataset.part : cue.dataset.whole;
+    cue.textContent = template
+      .replace("%(position)s", String(bundle.position))
+      .replace("%(size)s", String(bundle.size));
+  }
+
   function renderItem(payload) {
     waitingSince = null; // work came: a later wait starts its own count
+    showBundle(payload.bundle);
     // the item's display comes from the server (its kind's template, texts sanitised)
     const item = el("item");
     // The focus was on the option just sent (or in the old item): it moves to the new

@@ -23,6 +23,7 @@ def test_load_demo_is_ready_to_rate_and_idempotent(monkeypatch):
         "demo-pairwise": "pairwise",
         "demo-short-text": "short_text",
         "demo-similarity": "similarity",
+        "demo-bundled": "absolute",
     }
     assert all(b.state == "live" and b.items.count() >= 6 for b in batches.values())
     assert batches["demo-absolute"].items.count() >= 8
@@ -32,4 +33,7 @@ def test_load_demo_is_ready_to_rate_and_idempotent(monkeypatch):
     for slug in batches:
         assert f"/work/{slug}/?worker=" in first.getvalue()
     assert User.objects.get(username="admin").check_password("demo-pass-1")
-    assert Batch.objects.count() == 4  # the second run changed nothing
+    assert Batch.objects.count() == 5  # the second run changed nothing
+    bundled = batches["demo-bundled"]
+    assert (bundled.bundle_by, bundled.bundles_per_participant) == ("query", 1)
+    assert bundled.items.values("bundle").distinct().count() == 3

@@ -188,6 +188,14 @@ def _design_section(batch: Batch) -> list[str]:
             f"- Repeats for test–retest: about every {batch.repeat_every} items; {repeats} "
             "repeat labels (never counted)."
         )
+    if batch.bundle_by and batch.bundle_by != "none":
+        per_person = batch.bundles_per_participant
+        lines.append(
+            f"- Bundles: items grouped by `{_markdown_cell(batch.bundle_by)}`, each "
+            f"participant rating a whole bundle in one sitting"
+            + (f", at most {per_person} per participant" if per_person else "")
+            + f"; order within a bundle: {batch.bundle_order} (`position_in_bundle`, 0 first)."
+        )
     if batch.max_concurrent_annotators:
         lines.append(f"- At most {batch.max_concurrent_annotators} workers at once.")
     lines.append(

@@ -52,6 +52,15 @@ DEMO_BATCHES = [
         "kind_settings": {"max_words": 1, "max_chars": 40, "normaliser": "census"},
     },
     {
+        # the Infinity-Chat protocol: each participant rates all five answers to one prompt
+        "slug": "demo-bundled",
+        "kind": "absolute",
+        "title": "Rate five answers to one prompt (demo)",
+        "items": "bundled.jsonl",
+        "instructions": "instructions.md",
+        "design": {"bundle_by": "query", "bundles_per_participant": 1, "bundle_order": "balanced"},
+    },
+    {
         "slug": "demo-similarity",
         "kind": "similarity",
         "title": "How similar are the two answers? (demo)",
@@ -89,6 +98,7 @@ class Command(BaseCommand):
                     completion_code="DEMO",
                     kind_settings=spec.get("kind_settings"),
                     actor=DEMO_ACTOR,
+                    **spec.get("design", {}),
                 )
                 import_items(batch, DEMO_DIR / spec["items"], actor=DEMO_ACTOR)
                 change_state(batch, "live", actor=DEMO_ACTOR)
