@@ -62,12 +62,17 @@ PER_ITEM = 5
 # Every kind runs both scenarios; the kinds after the first with fewer items, so the default
 # (SQLite) run stays quick: the guarantees are the platform's, the kind only changes what a
 # label is.
-STUDY_SIZES = {  # kind -> (items, N)
+STUDY_SIZES = {  # study (a kind, or a design of one) -> (items, N)
     "absolute": (N_ITEMS, PER_ITEM),
     "pairwise": (10, 4),
     "short_text": (10, 4),
     "similarity": (10, 4),
+    # bundles of 5 (bundle_by=query, balanced order): 6 queries x 5 responses, N = 5
+    "bundled": (30, 5),
 }
+# the kind of each study that is a design rather than a kind
+STUDY_KINDS = {"bundled": "absolute"}
+BUNDLE_SIZE = 5
 LEASE_SECONDS = 2
 DEADLINE_SECONDS = 85  # per scenario, from the clients' start (typically 10–30 s)
 REQUEST_TIMEOUT = 20
@@ -542,13 +547,28 @@ def client_process(base_url, slug, worker_ids, seed, drained, deadline, out_path
 # --------------------------------------------------------------------------------------
 
 
+def _study_of(batch) -> str:
+    return "bundled" if batch.bundle_by != "none" else batch.kind
+
+
 def _make_study(slug: str, kind: str = "absolute"):
     """A live batch of ``kind`` (``STUDY_SIZES``); the kinds whose items are texts in
-    ``Item.content`` are imported from an items file."""
+    ``Item.content`` are imported from an items file, and so is the bundled study."""
+    from tests.annotation.bundled import bundled_batch
     from tests.annotation.kinds.studies import make_study
     from tests.factories import make_batch
 
     n_items, per_item = STUDY_SIZES[kind]
+    if kind == "bundled":
+        return bundled_batch(
+            slug,
+            n_queries=n_items // BUNDLE_SIZE,
+            per_query=BUNDLE_SIZE,
+            per_item=per_item,
+            bundle_order="balanced",
+            lease_seconds=LEASE_SECONDS,
+            completion_url=COMPLETION_URL,
+        )
     if kind in ("absolute", "pairwise"):
         return make_batch(
             kind=kind,
@@ -612,6 +632,43 @@ def _supervise(batch, drained, clients_running, deadline, on_progress=None) -> f
     return drained_at
 
 
+def _check_bundles(batch) -> None:
+    """A bundle's leases are taken together (one lease time per person and bundle), a
+    person holds one bundle at a time (an earlier bundle's leases had all ended before
+    the next one's began), and nobody meets a query twice."""
+    from collections import defaultdict
+
+    from django.db.models import Q
+
+    from annotation.models import Assignment
+
+    spans = defaultdict(list)
+    for annotator, bundle, query, leased, ended in (
+        Assignment.objects.filter(batch=batch, purpose="regular")
+        .values_list("annotator_id", "item__bundle", "item__query_id", "leased_at", "submitted_at")
+        .order_by("leased_at")
+    ):
+        spans[(annotator, bundle)].append((leased, ended, query))
+    by_person = defaultdict(list)
+    for (annotator, bundle), leases in spans.items():
+        assert len({leased for leased, _, _ in leases}) == 1, (annotator, bundle, leases)
+        assert len({query for _, _, query in leases}) == 1, (annotator, bundle)
+        by_person[annotator].append((leases[0][0], bundle))
+    for annotator, bundles in by_person.items():
+        queries = [bundle for _, bundle in bundles]
+        assert len(queries) == len(set(queries)), f"{annotator} met a query twice"
+        ordered = sorted(bundles)
+        for (_, earlier), (later_start, _) in zip(ordered, ordered[1:], strict=False):
+            open_after = Assignment.objects.filter(
+                batch=batch, annotator_id=annotator, item__bundle=earlier
+            ).filter(
+                # neither answered nor expired when the next bundle was leased
+                (Q(submitted_at__isnull=True) | Q(submitted_at__gt=later_start))
+                & Q(expires_at__gt=later_start)
+            )
+            assert not open_after.exists(), f"{annotator} held two bundles at once"
+
+
 def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained_at) -> dict:
     """The exactly-N, independence and nothing-lost guarantees, from the database and from
     what the clients were told."""
@@ -654,7 +711,7 @@ def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained
     counted_by_item = Counter(
         Label.objects.filter(batch=batch, status="counted").values_list("item_id", flat=True)
     )
-    n_items, per_item = STUDY_SIZES[batch.kind]
+    n_items, per_item = STUDY_SIZES[_study_of(batch)]
     items = list(Item.objects.filter(batch=batch))
     assert len(items) == n_items
     for item in items:
@@ -679,6 +736,9 @@ def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained
             .filter(n__gt=1)
         )
         assert not twice.exists(), f"{model.__name__}: {list(twice)}"
+
+    if batch.bundle_by != "none":
+        _check_bundles(batch)
 
     # Nothing lost: every acknowledged label is stored with its value and status, and every
     # stored label was acknowledged to its client (a lost answer is acknowledged by the retry).
@@ -923,7 +983,7 @@ def test_postgresql_many_server_and_client_processes_keep_exactly_n(tmp_path, ki
                     drained,
                     deadline,
                     str(out_path),
-                    kind,
+                    STUDY_KINDS.get(kind, kind),
                 ),
                 daemon=True,
             )
@@ -1016,7 +1076,7 @@ def test_sqlite_threaded_server_keeps_exactly_n(request, kind):
                 seed + index,
                 drained,
                 deadline,
-                kind,
+                STUDY_KINDS.get(kind, kind),
             )
         except BaseException:
             reports[index] = {"errors": [traceback.format_exc()], "records": [], "finals": {}}
