@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from analysis.access import can_analyse
+from analysis.bundle_section import bundle_section
 from analysis.loading import load_batch, load_scores
 from analysis.reports import build_report
 from annotation.models import Batch
@@ -38,9 +39,13 @@ def analyse_batch(
     group_by = validate_group_by(batch, group_by)
     arrays = load_batch(batch)
     sources = load_scores(batch, arrays)
-    return build_report(
+    report = build_report(
         arrays, sources, n_resamples=n_resamples, seed=seed, group_by=group_by, progress=progress
     )
+    bundles = bundle_section(batch, n_resamples=n_resamples, seed=seed)
+    if bundles is not None:  # a batch without bundles keeps its report as it was
+        report["bundles"] = bundles
+    return report
 
 
 def validate_group_by(batch: Batch, group_by) -> str | None:
