@@ -20,10 +20,17 @@ from annotation.selectors import CategoryFilter
 from annotation.services import batches as batch_services
 from core.extensions import NavLink, Tab, register_nav, register_tab
 
+# (layout, extra parameters, name, description) of the export rows on the batch page
 EXPORT_LAYOUTS = [
-    ("long", "Labels", "one row per label"),
-    ("dense", "Items", "one row per item with its list of labels"),
-    ("annotators", "Annotators", "one row per annotator who contributed"),
+    ("long", {}, "Labels", "one row per counted label"),
+    (
+        "long",
+        {"all_statuses": "1"},
+        "Labels, every status",
+        "also surplus, excluded, attention-check and repeat labels (see status)",
+    ),
+    ("dense", {}, "Items", "one row per item with its list of labels"),
+    ("annotators", {}, "Annotators", "one row per annotator who contributed"),
 ]
 EXPORT_FORMATS = ["jsonl", "csv", "parquet"]
 # Prolific replaces the {{%…%}} placeholders of a study URL with each participant's ids.
@@ -89,15 +96,18 @@ def _export_links(batch: Batch, categories: CategoryFilter) -> dict:
     return {
         "layouts": [
             {
-                "layout": layout,
+                "layout": layout + ("-all" if extra else ""),
                 "name": name,
                 "description": description,
                 "links": [
-                    (fmt, f"{base}?{urlencode({'layout': layout, 'format': fmt, **only})}")
+                    (
+                        fmt,
+                        f"{base}?{urlencode({'layout': layout, 'format': fmt, **extra, **only})}",
+                    )
                     for fmt in EXPORT_FORMATS
                 ],
             }
-            for layout, name, description in EXPORT_LAYOUTS
+            for layout, extra, name, description in EXPORT_LAYOUTS
         ],
         "card": f"{base}?{urlencode({'layout': 'card', **only})}",
         "job_url": reverse("api-export-jobs", args=[batch.slug]) + categories.query_string(),

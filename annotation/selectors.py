@@ -333,6 +333,8 @@ def _projection(
     the finish then depends on those leases being answered or given back, which no rate
     predicts — or when fewer than 2 labels were counted in the last hour.
     """
+    if remaining == 0 and not labels.exists() and not batch_items(batch).exists():
+        return None, "No items yet: upload an items file to start."
     if remaining == 0:
         return None, "Every item has all its labels."
     if batch.state != BatchState.LIVE:

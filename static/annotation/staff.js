@@ -212,7 +212,11 @@
         method: "POST",
         credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-        body: JSON.stringify({ layout: form.layout.value, format: form.format.value }),
+        body: JSON.stringify({
+          layout: form.layout.value,
+          format: form.format.value,
+          all_statuses: form.all_statuses.checked,
+        }),
       });
       const job = await response.json();
       if (response.status !== 202) {

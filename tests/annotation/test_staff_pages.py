@@ -506,3 +506,38 @@ def test_admin_edits_the_rating_button_texts_and_workers_see_them():
     worker.get(f"/work/{batch.slug}/", {"worker": "w"})
     worker.post(f"/work/{batch.slug}/consent")
     assert b"Superb" in worker.get(f"/work/{batch.slug}/task").content
+
+
+def test_the_batch_page_offers_every_status_and_its_link_holds_them():
+    import html
+    import re as _re
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import Assignment
+    from annotation.services.labelling import submit_label
+    from annotation.services.leasing import lease_next_item
+    from tests.factories import make_batch, make_participant
+    from tests.staff import staff_client
+
+    batch = make_batch(n_items=1, per_item=1)
+    slow, quick = make_participant(batch, "slow"), make_participant(batch, "quick")
+    held = lease_next_item(batch, slow).assignment
+    Assignment.objects.filter(pk=held.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    submit_label(quick.annotator, lease_next_item(batch, quick).assignment.pk, 3, 2000)
+    assert submit_label(slow.annotator, held.pk, 4, 2000).status == "surplus"
+    staff = staff_client("researcher")
+    page = staff.get(f"/manage/{batch.slug}/").content.decode()
+    assert "Labels, every status" in page
+    links = [html.unescape(url) for url in _re.findall(r'href="([^"]*format=jsonl[^"]*)"', page)]
+    every = [url for url in links if "all_statuses=1" in url]
+    plain = [url for url in links if "layout=long" in url and "all_statuses" not in url]
+    assert len(every) == 1 and len(plain) == 1
+
+    def rows(url):
+        return b"".join(staff.get(url).streaming_content).decode().splitlines()
+
+    statuses = [_re.search(r'"status": "(\w+)"', row).group(1) for row in rows(every[0])]
+    assert sorted(statuses) == ["counted", "surplus"]
+    assert len(rows(plain[0])) == 1

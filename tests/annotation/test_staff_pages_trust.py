@@ -215,6 +215,11 @@ def test_no_projection_unless_live_or_when_done():
     assert figures["labels_remaining"] == 0 and figures["projected_finish_at"] is None
     assert figures["projection_note"] == "Every item has all its labels."
 
+    empty = make_batch(n_items=0, live=False)  # a fresh draft: nothing to be complete
+    assert batch_dashboard(empty)["projection_note"] == (
+        "No items yet: upload an items file to start."
+    )
+
 
 def test_progress_endpoint_carries_the_lease_figures(admin):
     batch = make_batch(n_items=1, per_item=1)
