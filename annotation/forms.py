@@ -100,23 +100,49 @@ class BatchCreateForm(_BatchSettingsForm):
         self.fields["title"].help_text = "Shown to workers; empty uses the slug."
         self.fields["completion_code"].required = False
         self.fields["completion_code"].help_text = "Empty: a random code."
-        # every kind's own settings; only the chosen kind's are used
+        # every kind's own settings and button texts; only the chosen kind's are used (and,
+        # with the page's script, shown)
         for kind in all_kinds().values():
             for setting in kind.settings:
-                self.fields[f"{kind.name}__{setting.name}"] = _kind_setting_field(kind, setting)
+                field = _kind_setting_field(kind, setting)
+                field.widget.attrs["data-for-kind"] = kind.name
+                self.fields[f"{kind.name}__{setting.name}"] = field
+            texts = kind.default_texts() if hasattr(kind, "default_texts") else {}
+            for key, (value, text) in enumerate(texts.items(), start=1):
+                field = forms.CharField(
+                    label=f"Button {key} text ({kind.name} batches)",
+                    max_length=100,
+                    required=False,
+                    initial=text,
+                    help_text=f"Key {key}; empty keeps the default, “{text}”.",
+                )
+                field.widget.attrs["data-for-kind"] = kind.name
+                self.fields[f"{kind.name}__button_{value}"] = field
 
     def service_arguments(self) -> dict:
-        """The cleaned form as ``create_batch`` arguments (the kind's settings grouped)."""
+        """The cleaned form as ``create_batch`` arguments: the chosen kind's settings
+        grouped, and its button texts that differ from the defaults as ``scale_labels``."""
         data = dict(self.cleaned_data)
         chosen = data["kind"]
-        settings = {}
+        settings, buttons = {}, {}
+        chosen_kind = all_kinds().get(chosen)
+        defaults = chosen_kind.default_texts() if hasattr(chosen_kind, "default_texts") else {}
         for name in list(data):
             if "__" in name:
                 kind, setting = name.split("__", 1)
                 value = data.pop(name)
-                if kind == chosen and value is not None:
+                if kind != chosen or value is None:
+                    continue
+                if setting.startswith("button_"):
+                    value_key = int(setting.removeprefix("button_"))
+                    text = str(value).strip()
+                    if text and text != defaults.get(value_key):
+                        buttons[str(value_key)] = text
+                else:
                     settings[setting] = value
         data["kind_settings"] = settings
+        if buttons:
+            data["scale_labels"] = buttons
         return data
 
 

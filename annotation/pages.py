@@ -13,7 +13,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation import access, selectors
+from annotation import access, selectors, settings_spec
 from annotation.models import Batch, BatchState
 from annotation.rendering import render_markdown
 from annotation.selectors import CategoryFilter
@@ -188,6 +188,8 @@ def render_batch_page(
         "exports": _export_links(batch, categories),
         "taxonomy": taxonomy_panel(request, batch.items.all(), categories),
         "state_actions": _state_actions(batch),
+        "design": settings_spec.design_summary(batch),
+        "n_checks": batch.items.filter(is_check=True).count(),
         "instructions_html": render_markdown(batch.instructions),
         "consent_html": render_markdown(batch.consent_text),
         "problems": problems or [],

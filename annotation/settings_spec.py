@@ -316,3 +316,26 @@ DESIGN = (
 
 BY_NAME = {setting.name: setting for setting in DESIGN}
 DESIGN_SETTING_NAMES = tuple(BY_NAME)
+
+
+def design_summary(batch) -> list[tuple[str, str]]:
+    """(label, value) of each study-design setting of ``batch`` that is not at its
+    default, in declaration order, for the batch page's "Study design" list: what the
+    study does beyond handing out items, at a glance before publishing."""
+    rows = []
+    for setting in DESIGN:
+        value = getattr(batch, setting.name)
+        if value in (None, "", [], False) or value == setting.default:
+            continue
+        if setting.name == "questionnaire":
+            shown = f"{len(value)} question{'s' if len(value) != 1 else ''}"
+        elif setting.shape == "choice":
+            shown = dict(setting.choices).get(value, str(value))
+        elif setting.shape == "platforms":
+            shown = ", ".join(dict(setting.choices).get(name, name) for name in value)
+        elif setting.shape == "flag":
+            shown = "yes"
+        else:
+            shown = str(value)
+        rows.append((setting.label, shown))
+    return rows

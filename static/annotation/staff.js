@@ -227,6 +227,22 @@
     });
   }
 
+  // --- the new batch form: only the chosen kind's own fields (its settings, its button
+  // texts) are shown; without the script every kind's are, labelled with their kind
+  function showChosenKind(form) {
+    const kind = form.querySelector("select[name='kind']");
+    if (!kind) return;
+    const update = () => {
+      form.querySelectorAll("[data-for-kind]").forEach((input) => {
+        const box = input.closest(".field");
+        if (box) box.hidden = input.dataset.forKind !== kind.value;
+      });
+    };
+    kind.addEventListener("change", update);
+    update();
+  }
+  document.querySelectorAll("form.settings-form").forEach(showChosenKind);
+
   const exportJobForm = document.getElementById("export-job");
   if (exportJobForm) startExportJobs(exportJobForm);
   const livePanel = document.getElementById("live");

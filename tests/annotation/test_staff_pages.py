@@ -541,3 +541,28 @@ def test_the_batch_page_offers_every_status_and_its_link_holds_them():
     statuses = [_re.search(r'"status": "(\w+)"', row).group(1) for row in rows(every[0])]
     assert sorted(statuses) == ["counted", "surplus"]
     assert len(rows(plain[0])) == 1
+
+
+def test_the_new_batch_form_takes_button_texts_and_the_overview_shows_the_design():
+    from annotation.forms import BatchCreateForm
+    from annotation.models import Batch
+    from tests.annotation.kinds.test_short_text import form_defaults
+    from tests.staff import staff_client
+
+    staff = staff_client("admin")
+    page = staff.get("/manage/new").content.decode()
+    assert 'data-for-kind="pairwise"' in page and 'data-for-kind="short_text"' in page
+    posted = form_defaults(BatchCreateForm())
+    posted = {key: value for key, value in posted.items() if value is not False}
+    posted.update(
+        slug="designed", kind="absolute", absolute__button_5="Brilliant", check_every="8",
+        bundle_by="query", bundles_per_participant="1", screen_out_code="SO9",
+    )  # fmt: skip
+    response = staff.post("/manage/new", posted)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    batch = Batch.objects.get(slug="designed")
+    assert batch.scale_labels == {"5": "Brilliant"}  # the unchanged defaults are not stored
+    overview = staff.get("/manage/designed/").content.decode()
+    for shown in ("Study design", "Attention check every K items", "8", "Bundles", "query",
+                  "Screen-out code", "SO9"):  # fmt: skip
+        assert shown in overview
