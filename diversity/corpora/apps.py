@@ -16,7 +16,7 @@ class CorporaConfig(AppConfig):
         from diversity.corpora import access, pages
         from diversity.corpora.services import (  # noqa: F401  (register the job kinds)
             analyses,
-            embeddings,
+            embedding_jobs,
             imports,
         )
 

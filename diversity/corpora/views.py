@@ -63,7 +63,7 @@ from diversity.corpora.access import (
     can_view_corpora,
 )
 from diversity.corpora.models import Corpus, CorpusQuery, CorpusResponse, SelectionRule
-from diversity.corpora.services import embeddings, imports
+from diversity.corpora.services import embedding_jobs, imports, local_embedding
 from diversity.corpora.services.analyses import (
     DEFAULT_DRAWS,
     DEFAULT_SEED,
@@ -354,13 +354,13 @@ def _embeddings_context(request: HttpRequest, corpus: Corpus) -> dict:
         return {"can_change": False}
     context = {
         "can_change": True,
-        "local_model": embeddings.local_model_available(),
+        "local_model": local_embedding.local_model_available(),
         "dtypes": list(DTYPES),
         "embeddings_url": reverse("manage-corpus-embeddings", args=[corpus.name]),
         "compute_url": reverse("manage-corpus-embeddings-compute", args=[corpus.name]),
-        "embeddings_job": _active_job(corpus, embeddings.JOB_KIND),
+        "embeddings_job": _active_job(corpus, embedding_jobs.JOB_KIND),
     }
-    followed = selectors.followed_job(request.GET.get("job"), embeddings.JOB_KIND, corpus)
+    followed = selectors.followed_job(request.GET.get("job"), embedding_jobs.JOB_KIND, corpus)
     if followed is None:
         return context
     params = followed.params or {}
@@ -406,7 +406,7 @@ def _render_corpus_page(
     active = _active_job(corpus) or context.get("embeddings_job")
     context["active_job"] = active
     context["active_status"] = job_status(active) if active else None
-    context["active_is_embeddings"] = active is not None and active.kind == embeddings.JOB_KIND
+    context["active_is_embeddings"] = active is not None and active.kind == embedding_jobs.JOB_KIND
     if report is not None:
         category = request.GET.get("category") or None
         rank = request.GET.get("rank") if request.GET.get("rank") in QUERY_RANKINGS else None
@@ -476,7 +476,7 @@ def embeddings_upload(request: HttpRequest, name: str) -> HttpResponse:
     return _start_embeddings_job(
         request,
         corpus,
-        lambda dtype: embeddings.start_embeddings_import(
+        lambda dtype: embedding_jobs.start_embeddings_import(
             corpus, request.FILES.get("file"), dtype=dtype, user=request.user
         ),
     )
@@ -491,7 +491,9 @@ def embeddings_compute(request: HttpRequest, name: str) -> HttpResponse:
     return _start_embeddings_job(
         request,
         corpus,
-        lambda dtype: embeddings.start_embeddings_compute(corpus, dtype=dtype, user=request.user),
+        lambda dtype: embedding_jobs.start_embeddings_compute(
+            corpus, dtype=dtype, user=request.user
+        ),
     )
 
 

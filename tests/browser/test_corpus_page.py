@@ -14,8 +14,9 @@ from playwright.sync_api import Page, expect
 from core.jobs.execution import run_job
 from core.models import Job
 from diversity.corpora.models import Corpus
-from diversity.corpora.services.embeddings import JOB_KIND as EMBEDDINGS_JOB
-from diversity.corpora.services.embeddings import local_model_available, save_embeddings_upload
+from diversity.corpora.services.embedding_jobs import JOB_KIND as EMBEDDINGS_JOB
+from diversity.corpora.services.embedding_jobs import save_embeddings_upload
+from diversity.corpora.services.local_embedding import local_model_available
 from tests.browser.accessibility import assert_no_axe_violations
 from tests.browser.staff_login import log_in
 from tests.corpora.analysis_corpora import make_corpus, npy_file, random_rows, responses_file

@@ -21,7 +21,7 @@ from django.conf import settings
 from config.celery import app as celery_app
 from core.errors import Conflict
 from core.models import Job
-from diversity.corpora.services.embeddings import start_embeddings_import
+from diversity.corpora.services.embedding_jobs import start_embeddings_import
 from tests.corpora.analysis_corpora import make_corpus
 from tests.faults.stack import RedisServer
 from tests.test_celery_worker import REPO, _reset_connections, _test_database_url

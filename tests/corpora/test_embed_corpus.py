@@ -9,14 +9,14 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from core.errors import InvalidInput, ServiceError
-from diversity.corpora.services.embeddings import (
+from diversity.corpora.services.imports import import_corpus
+from diversity.corpora.services.local_embedding import (
     Embedder,
     ModelUnavailable,
     embed_corpus,
     local_model_available,
     local_model_embedder,
 )
-from diversity.corpora.services.imports import import_corpus
 from diversity.corpora.storage import PARTIAL_LOCAL_FILE, corpus_dir, open_embeddings
 from diversity.homogeneity.embedding import EMBED_EXTRA
 from tests.corpora.pools import jsonl_pool, pool_rows

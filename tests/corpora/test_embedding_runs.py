@@ -16,9 +16,10 @@ from core.jobs import queue
 from core.jobs.execution import job_files_dir
 from core.models import AuditEvent, Job
 from diversity.corpora.models import Corpus
-from diversity.corpora.services import embeddings
-from diversity.corpora.services.embeddings import JOB_KIND, Embedder, embed_corpus
+from diversity.corpora.services import embedding_jobs, local_embedding
+from diversity.corpora.services.embedding_jobs import JOB_KIND
 from diversity.corpora.services.imports import import_corpus
+from diversity.corpora.services.local_embedding import Embedder, embed_corpus
 from diversity.corpora.storage import open_embeddings
 from tests.corpora.pools import jsonl_pool, pool_rows
 from tests.staff import token_client
@@ -52,7 +53,7 @@ def npy_upload(rows: int):
 def test_a_second_embeddings_job_is_refused_while_one_is_pending_or_running(
     corpus, state, monkeypatch
 ):
-    monkeypatch.setattr(embeddings, "local_model_available", lambda: True)
+    monkeypatch.setattr(local_embedding, "local_model_available", lambda: True)
     now = timezone.now()
     first = Job.objects.create(
         kind=JOB_KIND, subject=corpus, params={}, state=state, started_at=now,
@@ -79,11 +80,11 @@ def test_a_second_embeddings_job_is_refused_while_one_is_pending_or_running(
 
 
 def test_once_the_job_has_finished_another_may_start(corpus):
-    first = embeddings.start_embeddings_import(corpus, npy_upload(16))
+    first = embedding_jobs.start_embeddings_import(corpus, npy_upload(16))
     with pytest.raises(Conflict):
-        embeddings.start_embeddings_import(corpus, npy_upload(16))
+        embedding_jobs.start_embeddings_import(corpus, npy_upload(16))
     Job.objects.filter(pk=first.pk).update(state=Job.State.SUCCEEDED)
-    second = embeddings.start_embeddings_import(corpus, npy_upload(16))
+    second = embedding_jobs.start_embeddings_import(corpus, npy_upload(16))
     assert second.state == "pending" and second.pk != first.pk
 
 
@@ -153,7 +154,7 @@ def test_of_two_requests_at_once_one_is_refused(tmp_path, monkeypatch):
     def request():
         try:
             ready.wait()
-            embeddings.start_embeddings_import(corpus, npy_upload(16))
+            embedding_jobs.start_embeddings_import(corpus, npy_upload(16))
             outcomes.append("started")
         except Conflict:
             outcomes.append("refused")

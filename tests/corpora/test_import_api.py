@@ -10,7 +10,7 @@ import pytest
 
 from core.jobs.execution import job_files_dir
 from diversity.corpora.models import Corpus
-from diversity.corpora.services.embeddings import local_model_available
+from diversity.corpora.services.local_embedding import local_model_available
 from diversity.corpora.storage import open_embeddings
 from tests.corpora.pools import pool_rows
 from tests.staff import staff_client, token_client

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 
 from core.models import AuditEvent
 from core.tabular import ImportRejected
-from diversity.corpora.services import embeddings
+from diversity.corpora.services import embedding_readers, embeddings
 from diversity.corpora.services.embeddings import import_embeddings
 from diversity.corpora.services.imports import import_corpus
 from diversity.corpora.storage import corpus_dir, embedding_path, open_embeddings
@@ -117,7 +117,7 @@ def test_a_bare_npy_is_read_in_the_corpus_order_and_replaces_the_old_file(
 
 
 def test_a_file_read_in_several_chunks_gives_the_same_rows(corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(embeddings, "READ_CHUNK_ROWS", 5)
+    monkeypatch.setattr(embedding_readers, "READ_CHUNK_ROWS", 5)
     monkeypatch.setattr(embeddings, "REMAP_BYTES", 64)  # the file is mapped anew every chunk
     ids = ids_of(corpus)
     matrix = vectors(12)
@@ -249,7 +249,7 @@ def test_chunks_are_sized_by_bytes(corpus, tmp_path, monkeypatch):
         (npz_file(tmp_path / "e.npz", ids, matrix), DIM * 8 + id_bytes),
         (tmp_path / "e.npy", DIM * 8),
     ):
-        monkeypatch.setattr(embeddings, "READ_CHUNK_BYTES", 5 * row_bytes)  # five rows
+        monkeypatch.setattr(embedding_readers, "READ_CHUNK_BYTES", 5 * row_bytes)  # five rows
         first_rows = []
         corpus = import_embeddings(
             corpus, path, progress=lambda row, *_, seen=first_rows: seen.append(row)

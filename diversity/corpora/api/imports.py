@@ -15,7 +15,7 @@ from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.errors import InvalidInput, NotFound
 from diversity.corpora.access import CanChangeCorpora, CanImportCorpora
 from diversity.corpora.models import Corpus
-from diversity.corpora.services import embeddings, imports
+from diversity.corpora.services import embedding_jobs, embeddings, imports
 from diversity.corpora.storage import DTYPES
 
 __all__ = ["CorpusEmbeddingComputeView", "CorpusEmbeddingImportView", "CorpusImportView"]
@@ -124,7 +124,7 @@ class CorpusEmbeddingImportView(APIView):
         examples=[JOB_EXAMPLE],
     )
     def post(self, request, name: str):
-        job = embeddings.start_embeddings_import(
+        job = embedding_jobs.start_embeddings_import(
             _corpus(name), request.FILES.get("file"), dtype=_dtype(request), user=request.user
         )
         return started_job_response(request, job)
@@ -151,7 +151,7 @@ class CorpusEmbeddingComputeView(APIView):
         examples=[JOB_EXAMPLE],
     )
     def post(self, request, name: str):
-        job = embeddings.start_embeddings_compute(
+        job = embedding_jobs.start_embeddings_compute(
             _corpus(name),
             dtype=_dtype(request),
             restart=_flag(request, "restart"),

@@ -7,7 +7,7 @@ from core.audit import Actor
 from core.errors import ServiceError
 from diversity.corpora.management.commands._progress import ProgressBar
 from diversity.corpora.models import Corpus
-from diversity.corpora.services.embeddings import (
+from diversity.corpora.services.local_embedding import (
     LOCAL_CHUNK_ROWS,
     embed_corpus,
     local_model_embedder,
