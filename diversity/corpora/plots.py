@@ -205,3 +205,44 @@ def projection_svg(responses: Sequence[dict], colours: dict[str, str]) -> str | 
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+# --------------------------------------------------------------------------- the page's charts
+# (key, title, caption, how to draw it), for the page, its figure downloads and the zip
+CHARTS = (
+    (
+        "intra-histogram",
+        "Intra-model repetition",
+        "For each model and query: the mean cosine similarity of the model's samples to each "
+        "other (distinct pairs). Bars: the share of all (model, query) values in each tenth "
+        "of [0, 1]; lines: the same per model.",
+        intra_histogram_drawing,
+    ),
+    (
+        "heatmap",
+        "Model × model similarity",
+        "Off the diagonal: the mean over the queries both models answered of the mean "
+        "similarity between their responses. Diagonal: the model's intra-model mean (no "
+        "response compared with itself). Models in clustering order (average linkage on "
+        "1 − similarity).",
+        heatmap_drawing,
+    ),
+    (
+        "top-n",
+        "Top-N unique models",
+        "For each response, the number of distinct models among its N nearest neighbours "
+        "(cosine, within its query, itself excluded), averaged over the query's responses "
+        "and then over queries; band: 95 % percentile bootstrap over queries.",
+        top_n_drawing,
+    ),
+)
+
+
+def drawings(report: dict) -> dict:
+    """key -> (title, caption, drawing) of each chart the report can draw, in order."""
+    drawings = {}
+    for key, title, caption, make in CHARTS:
+        drawing = make(report)
+        if drawing is not None:
+            drawings[key] = (title, caption, drawing)
+    return drawings

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from diversity.corpora import views
+from diversity.corpora import downloads, views
 
 urlpatterns = [
     path("manage/corpora/", views.corpus_list, name="manage-corpora-list"),
@@ -24,20 +24,22 @@ urlpatterns = [
         views.make_selection_batch,
         name="manage-corpus-batch",
     ),
-    path("manage/corpora/<slug:name>/report.json", views.report_json, name="manage-corpus-json"),
+    path(
+        "manage/corpora/<slug:name>/report.json", downloads.report_json, name="manage-corpus-json"
+    ),
     path(
         "manage/corpora/<slug:name>/figures.zip",
-        views.report_figures_zip,
+        downloads.report_figures_zip,
         name="manage-corpus-figures",
     ),
     path(
         "manage/corpora/<slug:name>/figure/<slug:key>.<slug:fmt>",
-        views.report_figure,
+        downloads.report_figure,
         name="manage-corpus-figure",
     ),
     path(
         "manage/corpora/<slug:name>/tables/<slug:table>.csv",
-        views.table_csv,
+        downloads.table_csv,
         name="manage-corpus-table",
     ),
     # A query id is percent-encoded whole in links (``/`` as %2F); the ids "." and ".." go

@@ -20,22 +20,16 @@ Views stay thin: ``services`` analyse and select, ``selectors`` read, ``presenta
 """
 
 import csv
-import io
-import zipfile
 from collections.abc import Callable
 
-import numpy as np
-from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.core.cache import cache
 from django.http import (
-    FileResponse,
     Http404,
     HttpRequest,
     HttpResponse,
     JsonResponse,
-    StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -43,14 +37,10 @@ from django.utils.http import content_disposition_header
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.plots import FILE_FORMATS, source_slots
-from analysis.presentation import csv_stream
-from annotation.models import Batch
-from core import csv_files
+from analysis.plots import source_slots
 from core.access import staff_page
 from core.audit import Actor
 from core.errors import ServiceError
-from core.jobs.execution import job_files_dir
 from core.jobs.pages import form_problems, job_status, start_job_from_page
 from core.models import Job
 from core.tabular import ImportRejected
@@ -62,94 +52,24 @@ from diversity.corpora.access import (
     can_make_batches,
     can_view_corpora,
 )
-from diversity.corpora.models import Corpus, CorpusQuery, CorpusResponse, SelectionRule
+from diversity.corpora.forms import RunCorpusForm, SelectionForm
+from diversity.corpora.models import Corpus
 from diversity.corpora.services import embedding_jobs, imports, local_embedding
 from diversity.corpora.services.analyses import (
     DEFAULT_DRAWS,
     DEFAULT_SEED,
-    HUMAN_BATCH_KIND,
     JOB_KIND,
-    MAX_DRAWS,
     analysis_params,
     job_file,
     latest_analysis,
-    typicality_of,
 )
-from diversity.corpora.services.batches import MAX_PER_QUERY, make_batch
+from diversity.corpora.services.batches import make_batch
 from diversity.corpora.storage import DTYPES
 
 CHART_CACHE_SECONDS = 24 * 3600
 QUERY_ROWS_SHOWN = 200
 FIGURE_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf"}
 FIGURE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-
-
-# --------------------------------------------------------------------------- forms
-
-
-class RunCorpusForm(forms.Form):
-    bootstrap = forms.IntegerField(
-        label="Bootstrap draws",
-        min_value=1,
-        max_value=MAX_DRAWS,
-        initial=DEFAULT_DRAWS,
-        help_text="Queries resampled for the top-N band and the Spearman intervals.",
-    )
-    seed = forms.IntegerField(label="Seed", min_value=0, initial=DEFAULT_SEED)
-    lexical = forms.BooleanField(
-        label="Lexical basis",
-        required=False,
-        help_text="Compare TF-IDF vectors of the texts instead of the embeddings.",
-    )
-    human_batch = forms.ChoiceField(
-        label="Human batch",
-        required=False,
-        help_text=f"An {HUMAN_BATCH_KIND} batch whose ratings to link (batches made from "
-        "this corpus are always linked).",
-    )
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        slugs = Batch.objects.filter(kind=HUMAN_BATCH_KIND).order_by("slug")
-        self.fields["human_batch"].choices = [("", "none")] + [
-            (slug, slug) for slug in slugs.values_list("slug", flat=True)
-        ]
-
-
-class SelectionForm(forms.Form):
-    slug = forms.SlugField(label="New batch", help_text="Lower-case letters, digits, hyphens.")
-    title = forms.CharField(label="Title", required=False, max_length=300)
-    rule = forms.ChoiceField(label="Rule", choices=SelectionRule.choices)
-    per_query = forms.IntegerField(
-        label="k or r",
-        min_value=1,
-        max_value=MAX_PER_QUERY,
-        initial=2,
-        help_text="typicality: k most and k least typical per query; random: r per model and "
-        "query.",
-    )
-    seed = forms.IntegerField(
-        label="Seed", min_value=0, initial=0, required=False, help_text="For the random rule."
-    )
-    categories = forms.MultipleChoiceField(
-        label="Categories", required=False, help_text="None chosen: every query."
-    )
-    annotations_per_item = forms.IntegerField(
-        label="Ratings per item", min_value=1, required=False, help_text="Default: 25."
-    )
-
-    def __init__(self, corpus: Corpus, *args, **kwargs):
-        # its own ids: the run-analysis form on the same page has a seed field too
-        kwargs.setdefault("auto_id", "batch_%s")
-        super().__init__(*args, **kwargs)
-        categories = (
-            CorpusQuery.objects.filter(corpus=corpus)
-            .exclude(category="")
-            .values_list("category", flat=True)
-            .distinct()
-            .order_by("category")
-        )
-        self.fields["categories"].choices = [(c, c) for c in categories]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -183,51 +103,6 @@ def _with_job(url: str, job: Job) -> str:
     return f"{url}?job={job.pk}"
 
 
-def _report_or_404(corpus: Corpus) -> tuple[Job, dict]:
-    found = latest_analysis(corpus)
-    if found is None:
-        raise Http404(f"Corpus {corpus.name} has no finished analysis yet.")
-    return found
-
-
-CHARTS = (
-    (
-        "intra-histogram",
-        "Intra-model repetition",
-        "For each model and query: the mean cosine similarity of the model's samples to each "
-        "other (distinct pairs). Bars: the share of all (model, query) values in each tenth "
-        "of [0, 1]; lines: the same per model.",
-        plots.intra_histogram_drawing,
-    ),
-    (
-        "heatmap",
-        "Model × model similarity",
-        "Off the diagonal: the mean over the queries both models answered of the mean "
-        "similarity between their responses. Diagonal: the model's intra-model mean (no "
-        "response compared with itself). Models in clustering order (average linkage on "
-        "1 − similarity).",
-        plots.heatmap_drawing,
-    ),
-    (
-        "top-n",
-        "Top-N unique models",
-        "For each response, the number of distinct models among its N nearest neighbours "
-        "(cosine, within its query, itself excluded), averaged over the query's responses "
-        "and then over queries; band: 95 % percentile bootstrap over queries.",
-        plots.top_n_drawing,
-    ),
-)
-
-
-def _drawings(report: dict) -> dict:
-    drawings = {}
-    for key, title, caption, make in CHARTS:
-        drawing = make(report)
-        if drawing is not None:
-            drawings[key] = (title, caption, drawing)
-    return drawings
-
-
 def _charts(job: Job, report: dict) -> list[dict]:
     """The report's charts as inline SVG, drawn once per finished job (then cached)."""
     key = f"corpus-report-charts:{job.pk}"
@@ -235,7 +110,7 @@ def _charts(job: Job, report: dict) -> list[dict]:
     if charts is None:
         charts = [
             {"key": name, "title": title, "caption": caption, "svg": drawing.svg()}
-            for name, (title, caption, drawing) in _drawings(report).items()
+            for name, (title, caption, drawing) in plots.drawings(report).items()
         ]
         cache.set(key, charts, CHART_CACHE_SECONDS)
     return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]  # noqa: S308
@@ -599,124 +474,4 @@ def query_json(request: HttpRequest, name: str, query_id: str | None = None) -> 
     response = JsonResponse(selectors.projection_payload(corpus, detail))
     filename = f"{corpus.name}-query-projection.json"
     response["Content-Disposition"] = content_disposition_header(True, filename)
-    return response
-
-
-# --------------------------------------------------------------------------- downloads
-
-
-@staff_page(can_view_corpora)
-@require_GET
-def report_json(request: HttpRequest, name: str) -> FileResponse:
-    corpus = get_object_or_404(Corpus, name=name)
-    job, _ = _report_or_404(corpus)
-    return FileResponse(
-        open(job_files_dir() / job.result_path, "rb"),  # FileResponse closes it
-        as_attachment=True,
-        filename=f"corpus-{corpus.name}-report.json",
-        content_type="application/json",
-    )
-
-
-def _csv_response(name: str, columns: list[str], rows) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(
-        csv_stream(columns, rows), content_type="text/csv; charset=utf-8"
-    )
-    response["Content-Disposition"] = content_disposition_header(True, name)
-    return response
-
-
-@staff_page(can_view_corpora)
-@require_GET
-def table_csv(request: HttpRequest, name: str, table: str) -> HttpResponse:
-    """One table of the report as CSV (``presentation.TABLES``, ``queries``, ``responses``)."""
-    corpus = get_object_or_404(Corpus, name=name)
-    job, report = _report_or_404(corpus)
-    filename = f"corpus-{corpus.name}-{table}.csv"
-    if table == "queries":
-        path = job_file(job, "queries")
-        if path is None:
-            raise Http404("The per-query table of this analysis is no longer kept.")
-        return FileResponse(
-            open(path, "rb"), as_attachment=True, filename=filename, content_type="text/csv"
-        )
-    if table == "responses":
-        return _csv_response(filename, *response_table(corpus, job))
-    if table not in presentation.TABLES:
-        raise Http404(f"No table {table!r}.")
-    columns, rows = presentation.TABLES[table](report)
-    return _csv_response(filename, columns, rows)
-
-
-def response_table(corpus: Corpus, job: Job) -> tuple[list[str], object]:
-    """Per response: its ids, model, sample, category and typicality in this analysis."""
-    typicality = typicality_of(job)
-    if typicality is None:
-        raise Http404("The typicality of this analysis is no longer kept.")
-    columns = ["response_id", "query_id", "category", "model", "sample", "typicality"]
-
-    def rows():
-        responses = (
-            CorpusResponse.objects.filter(corpus=corpus)
-            .order_by("row_index")
-            .values_list(
-                "response_id",
-                "query__query_id",
-                "query__category",
-                "model__name",
-                "sample",
-                "row_index",
-            )
-        )
-        for response_id, query_id, category, model, sample, row in responses.iterator(5000):
-            value = float(typicality[row]) if row < typicality.shape[0] else np.nan
-            yield [
-                response_id,
-                query_id,
-                category,
-                model,
-                sample,
-                None if np.isnan(value) else value,
-            ]
-
-    return columns, rows()
-
-
-@staff_page(can_view_corpora)
-@require_GET
-def report_figure(request: HttpRequest, name: str, key: str, fmt: str) -> HttpResponse:
-    """One chart of the report as a standalone SVG or PDF file, for a paper."""
-    corpus = get_object_or_404(Corpus, name=name)
-    _, report = _report_or_404(corpus)
-    found = _drawings(report).get(key)
-    if found is None or fmt not in FIGURE_TYPES:
-        raise Http404(f"The report of {corpus.name} has no figure {key}.{fmt}.")
-    response = HttpResponse(found[2].file(fmt), content_type=FIGURE_TYPES[fmt])
-    response["Content-Disposition"] = content_disposition_header(True, f"{corpus.name}-{key}.{fmt}")
-    if fmt == "svg":
-        response["Content-Security-Policy"] = FIGURE_CSP
-    return response
-
-
-@staff_page(can_view_corpora)
-@require_GET
-def report_figures_zip(request: HttpRequest, name: str) -> HttpResponse:
-    """Every chart as SVG and PDF, and every table as CSV, in one zip with the captions."""
-    corpus = get_object_or_404(Corpus, name=name)
-    job, report = _report_or_404(corpus)
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        captions = [f"Figures of corpus {corpus.name} ({job.finished_at:%Y-%m-%d %H:%M} UTC)\n"]
-        for key, (title, caption, drawing) in _drawings(report).items():
-            for fmt in FILE_FORMATS:
-                archive.writestr(f"{corpus.name}-{key}.{fmt}", drawing.file(fmt))
-            captions.append(f"{corpus.name}-{key}: {title}\n{caption}\n")
-        archive.writestr("captions.txt", "\n".join(captions))
-        for key, table in presentation.TABLES.items():
-            columns, rows = table(report)
-            archive.writestr(f"{corpus.name}-{key}.csv", csv_files.table_text(columns, rows))
-    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
-    response["Content-Disposition"] = content_disposition_header(
-        True, f"corpus-{corpus.name}-figures.zip"
-    )
     return response
