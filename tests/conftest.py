@@ -24,3 +24,26 @@ def redis_answering():
     redis_outage.reset()
     yield
     redis_outage.reset()
+
+
+# A quick run (``bin/test -m "not slow and not browser"``) is quick only while every long
+# test is marked: the tests that ran longer than this without a ``slow`` or ``browser``
+# mark are listed at the end of each run, to be marked or made faster.
+UNMARKED_SLOW_SECONDS = 5.0
+_unmarked_slow: list[tuple[str, float]] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.when != "call" or report.duration <= UNMARKED_SLOW_SECONDS:
+        return
+    if {"slow", "browser"} & set(report.keywords):
+        return
+    _unmarked_slow.append((report.nodeid, report.duration))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _unmarked_slow:
+        return
+    terminalreporter.section("tests over 5 s without a slow mark")
+    for nodeid, seconds in sorted(_unmarked_slow, key=lambda entry: -entry[1]):
+        terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")

@@ -1,3 +1,5 @@
+import pytest
+
 """``manage.py check --deploy`` is clean under the documented production settings."""
 
 import os
@@ -27,6 +29,7 @@ NOT_INHERITED = {
 }
 
 
+@pytest.mark.slow
 def test_check_deploy_reports_no_issues():
     environment = {key: value for key, value in os.environ.items() if key not in NOT_INHERITED}
     environment.update(PRODUCTION)

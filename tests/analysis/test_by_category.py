@@ -179,6 +179,7 @@ def test_the_api_report_has_the_breakdown():
     assert answer.json()["by_category"] == report["by_category"]
 
 
+@pytest.mark.slow
 def test_the_api_report_narrows_items_and_breakdown_to_a_category_as_the_page_does(researcher):
     batch, report = categorised_report()
     api = token_client("researcher")
@@ -261,6 +262,7 @@ def test_restricting_arrays_keeps_the_items_labels_annotators_and_repeats():
 # --------------------------------------------------------------------------- page and CSV
 
 
+@pytest.mark.slow
 def test_the_report_page_shows_the_table_with_counts_and_small_groups_marked(researcher):
     batch, report = categorised_report()
     html = researcher.get(f"/manage/{batch.slug}/report").content.decode()
@@ -279,6 +281,7 @@ def test_the_report_page_shows_the_table_with_counts_and_small_groups_marked(res
         assert f"/manage/{batch.slug}/report/{name}.csv" in html
 
 
+@pytest.mark.slow
 def test_the_report_page_filters_items_and_categories(researcher):
     batch, report = categorised_report()
     url = f"/manage/{batch.slug}/report"

@@ -219,6 +219,7 @@ def test_figure_files_are_svg_and_pdf_and_reproducible():
 # --------------------------------------------------------------------------- page
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_download_figures_gives_every_chart_as_svg_and_pdf(settings, tmp_path):
     settings.DATA_DIR = tmp_path
