@@ -44,7 +44,7 @@ from diversity.genie.services.analyses import (
     analysis_params,
     latest_report,
 )
-from diversity.genie.services.imports import import_genie
+from diversity.genie.services.imports import companion_files, import_genie
 
 CHART_CACHE_SECONDS = 24 * 3600
 
@@ -175,13 +175,14 @@ def genie_upload(request: HttpRequest) -> HttpResponse:
     upload = request.FILES.get("file")
     try:
         if upload is None:
-            raise ServiceError("file: choose a .jsonl or .csv file of judgments")
+            raise ServiceError("file: choose a .jsonl, .json or .csv file of judgments")
         genie_set = import_genie(
             name,
             upload,
             filename=upload.name,
             description=description,
             actor=Actor.of(request.user),
+            **companion_files(request.FILES),
         )
     except ImportRejected as rejected:
         problems = list(rejected.problems)

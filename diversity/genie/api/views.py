@@ -21,12 +21,22 @@ from diversity.genie.services.analyses import (
     analysis_params,
     latest_report,
 )
-from diversity.genie.services.imports import import_genie
+from diversity.genie.services.imports import companion_files, import_genie
 
 
 class GenieUploadRequest(serializers.Serializer):
     name = serializers.CharField(help_text="lower-case letters, digits and hyphens")
-    file = serializers.FileField(help_text="judgments as .jsonl or .csv (FORMATS.md, 'Genie')")
+    file = serializers.FileField(
+        help_text="judgments as .jsonl, .json or .csv, the platform's layout or GENIE's "
+        "(FORMATS.md, 'Genie')"
+    )
+    population = serializers.FileField(
+        required=False, help_text="GENIE: the population's answers file"
+    )
+    questions = serializers.FileField(required=False, help_text="GENIE's questions file")
+    model_map = serializers.FileField(
+        required=False, help_text='{"NAME": {"model": ..., "method": ...}} (JSON)'
+    )
     description = serializers.CharField(required=False)
 
 
@@ -104,6 +114,7 @@ class GenieListView(APIView):
             filename=upload.name,
             description=request.data.get("description", "") or "",
             actor=Actor.of(request.user),
+            **companion_files(request.FILES),
         )
         row = next(row for row in selectors.genie_rows() if row["genie_set"].pk == genie_set.pk)
         return Response(genie_payload(row), status=status.HTTP_201_CREATED)
