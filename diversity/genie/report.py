@@ -40,6 +40,7 @@ def genie_report(
                 "prompt": known.get("prompt"),
                 "model": known.get("model"),
                 "method": known.get("method"),
+                "source_model": known.get("source_model"),
                 "source_document_id": known.get("source_document_id") or score.document_id,
                 "features": {},
             }
