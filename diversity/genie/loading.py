@@ -1,7 +1,7 @@
 """The database → the pure Genie code: a set's rows as judgments, and a ``similarity``
 batch's counted labels as human judgments of the set's pairs."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from annotation.models import Batch, Item, Label, LabelStatus
 from diversity.genie.models import GenieSet
@@ -27,6 +27,11 @@ def set_judgments(genie_set: GenieSet) -> list[Judgment]:
         "similarity",
         "source",
         "question",
+        "prompt",
+        "model",
+        "method",
+        "source_model",
+        "source_document_id",
     )
     return [Judgment(*row) for row in rows.iterator(chunk_size=5000)]
 
@@ -84,18 +89,5 @@ def batch_judgments(batch: Batch, set_rows: list[Judgment]) -> BatchJudgments:
             continue
         row = known[pair_of_item[item_pk]]
         annotators.add(annotator_id)
-        judgments.append(
-            Judgment(
-                prompt_id=row.prompt_id,
-                question_id=row.question_id,
-                feature=row.feature,
-                document_id=row.document_id,
-                population_id=row.population_id,
-                target_answer=row.target_answer,
-                population_answer=row.population_answer,
-                similarity=float(value),
-                source="human",
-                question=row.question,
-            )
-        )
+        judgments.append(replace(row, similarity=float(value), source="human"))
     return BatchJudgments(judgments, n_items, len(pair_of_item), len(judgments), len(annotators))

@@ -22,6 +22,16 @@ class GenieSet(models.Model):
     file_name = models.CharField(max_length=255)
     file_bytes = models.PositiveBigIntegerField()
     file_sha256 = models.CharField(max_length=64)
+    layout = models.CharField(
+        max_length=20,
+        default="platform",
+        help_text="The file's layout: platform, genie-similarity or genie-answers.",
+    )
+    left_out = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Pairs of the file left out of the scores, by reason (GENIE layouts).",
+    )
     human_batch = models.ForeignKey(
         Batch,
         on_delete=models.SET_NULL,
@@ -63,6 +73,15 @@ class GenieJudgment(models.Model):
     population_answer = models.TextField(null=True, blank=True, help_text="Empty: no answer.")
     similarity = models.FloatField(null=True, blank=True)
     source = models.CharField(max_length=8)
+    prompt = models.TextField(null=True, blank=True, help_text="The prompt's text, if given.")
+    model = models.CharField(max_length=200, null=True, blank=True)
+    method = models.CharField(max_length=200, null=True, blank=True)
+    source_model = models.CharField(
+        max_length=200, null=True, blank=True, help_text="The model's name as given (Model_1)."
+    )
+    source_document_id = models.CharField(
+        max_length=200, null=True, blank=True, help_text="The file's document id (DocID_1)."
+    )
 
     class Meta:
         constraints = [

@@ -22,6 +22,7 @@ __all__ = [
     "MAX_LEGEND_DOCUMENTS",
     "SOURCE_COLOURS",
     "SOURCE_NAMES",
+    "difference_forest",
     "document_colours",
     "feature_summary_chart",
     "novelty_profiles",
@@ -133,4 +134,40 @@ def feature_summary_chart(scores: Mapping[str, dict | None], features: Sequence[
         draw,
         size=(8.4, 4.2),
         description="Mean novelty per feature with bootstrap intervals, per judgment source",
+    )
+
+
+def difference_forest(rows: Sequence[dict], title: str) -> str | None:
+    """A forest plot: each difference of two groups (``comparison_rows`` rows with a
+    ``versus``) with its interval, one line per (feature, pair), a rule at 0."""
+    rows = [row for row in rows if row["versus"]]
+    if not rows:
+        return None
+
+    def draw(figure: Figure) -> None:
+        ax = figure.add_subplot()
+        y = np.arange(len(rows))[::-1]
+        value = np.array([row["value"] for row in rows])
+        low = np.array([row["ci"][0] for row in rows])
+        high = np.array([row["ci"][1] for row in rows])
+        ax.errorbar(
+            value,
+            y,
+            xerr=np.clip(np.vstack([value - low, high - value]), 0, None),
+            fmt="o",
+            color=PALETTE[0],
+            capsize=3,
+            elinewidth=1.4,
+        )
+        ax.axvline(0, color="#888888", linewidth=1, linestyle="--")
+        labels = [chart_text(f"{row['feature']}: {row['group']} − {row['versus']}") for row in rows]
+        ax.set_yticks(y, labels)
+        ax.set_xlabel("difference in mean Genie novelty (interval: prompts, then documents)")
+        ax.grid(axis="y", visible=False)
+        ax.set_title(title, loc="left")
+
+    return _render(
+        draw,
+        size=(8.4, 1.2 + 0.32 * len(rows)),
+        description=f"{title}: differences in mean novelty with bootstrap intervals",
     )

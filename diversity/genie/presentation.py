@@ -7,6 +7,11 @@ from analysis.presentation import fmt
 
 __all__ = [
     "AGREEMENT_COLUMNS",
+    "COMPARISON_COLUMNS",
+    "QUESTION_COLUMNS",
+    "comparison_rows",
+    "comparison_table",
+    "question_table",
     "DOCUMENT_COLUMNS",
     "FEATURE_COLUMNS",
     "agreement_rows",
@@ -17,7 +22,41 @@ __all__ = [
     "feature_table",
 ]
 
-DOCUMENT_COLUMNS = ["source", "prompt_id", "document_id", "feature", "novelty", "n_questions"]
+DOCUMENT_COLUMNS = [
+    "source",
+    "prompt_id",
+    "document_id",
+    "source_document_id",
+    "model",
+    "method",
+    "feature",
+    "novelty",
+    "n_questions",
+]
+QUESTION_COLUMNS = [
+    "source",
+    "prompt_id",
+    "document_id",
+    "question_id",
+    "feature",
+    "question",
+    "target_answer",
+    "q_genie",
+    "n_pairs",
+]
+COMPARISON_COLUMNS = [
+    "source",
+    "by",
+    "feature",
+    "group",
+    "versus",
+    "value",
+    "ci_low",
+    "ci_high",
+    "p",
+    "n_prompts",
+    "n_documents",
+]
 FEATURE_COLUMNS = ["source", "feature", "mean", "ci_low", "ci_high", "ci_level", "n_documents"]
 AGREEMENT_COLUMNS = [
     "feature",
@@ -45,6 +84,8 @@ def document_rows(report: dict) -> list[dict]:
                     "source": source,
                     "prompt_id": entry["prompt_id"],
                     "document_id": entry["document_id"],
+                    "model": entry.get("model") or "",
+                    "method": entry.get("method") or "",
                     "cells": [
                         {
                             "value": entry["features"][f]["novelty"],
@@ -111,6 +152,9 @@ def document_table(report: dict) -> tuple[list[str], Iterator[list]]:
             source,
             entry["prompt_id"],
             entry["document_id"],
+            entry.get("source_document_id"),
+            entry.get("model"),
+            entry.get("method"),
             feature,
             cell["novelty"],
             cell["n_questions"],
@@ -141,3 +185,80 @@ def feature_table(report: dict) -> tuple[list[str], Iterator[list]]:
 def agreement_table(report: dict) -> tuple[list[str], Iterator[list]]:
     rows = ([row[column] for column in AGREEMENT_COLUMNS] for row in agreement_rows(report))
     return AGREEMENT_COLUMNS, rows
+
+
+def comparison_rows(report: dict) -> list[dict]:
+    """One row per group mean (``versus`` empty) and per difference of two groups, by
+    source, then model/method, then feature."""
+    rows = []
+    for source, scores in _sources(report):
+        for by, table in (scores.get("comparisons") or {}).items():
+            if not table:
+                continue
+            for feature, figures in table["per_feature"].items():
+                for m in figures["means"]:
+                    rows.append(
+                        {
+                            "source": source,
+                            "by": by,
+                            "feature": feature,
+                            "group": m["group"],
+                            "versus": "",
+                            "value": m["mean"],
+                            "ci": m["ci"],
+                            "p": None,
+                            "n_prompts": m["n_prompts"],
+                            "n_documents": m["n_documents"],
+                        }
+                    )
+                for d in figures["differences"]:
+                    rows.append(
+                        {
+                            "source": source,
+                            "by": by,
+                            "feature": feature,
+                            "group": d["first"],
+                            "versus": d["second"],
+                            "value": d["difference"],
+                            "ci": d["ci"],
+                            "p": d["p"],
+                            "n_prompts": d["n_prompts"],
+                            "n_documents": None,
+                        }
+                    )
+    for row in rows:
+        row["value_text"] = fmt(row["value"])
+        row["ci_text"] = f"[{fmt(row['ci'][0])}, {fmt(row['ci'][1])}]"
+        p = row["p"]
+        row["p_text"] = "" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}")
+    return rows
+
+
+def comparison_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    rows = (
+        [
+            r["source"],
+            r["by"],
+            r["feature"],
+            r["group"],
+            r["versus"],
+            r["value"],
+            r["ci"][0],
+            r["ci"][1],
+            r["p"],
+            r["n_prompts"],
+            r["n_documents"],
+        ]
+        for r in comparison_rows(report)
+    )
+    return COMPARISON_COLUMNS, rows
+
+
+def question_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    """Q(doc, q) (GENIE's ``Q_GENIE``) per source, document and question."""
+    rows = (
+        [source, *(row[column] for column in QUESTION_COLUMNS[1:])]
+        for source, scores in _sources(report)
+        for row in scores.get("per_question", [])
+    )
+    return QUESTION_COLUMNS, rows

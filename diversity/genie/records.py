@@ -1,4 +1,4 @@
-"""Genie similarity judgments: the record shape and the JSONL/CSV file that carries them.
+"""Genie similarity judgments: the record shape and the files that carry them.
 
 Genie probes each generated document with short questions, each tied to one *feature* (Plot,
 Agent, Setting, Style, Perspective, Structure, ...), and asks how similar a *target*
@@ -6,10 +6,11 @@ document's short answer is to the answer of each document of a *population* samp
 
 File format
 -----------
-UTF-8; ``.jsonl`` (one JSON object per line, blank lines ignored) or ``.csv`` (RFC 4180, header
-row required, columns named as the JSONL keys, in any order; an empty cell is ``null``).
-Extra columns/keys are ignored. One row per judgment of one (target answer, population
-answer) pair:
+UTF-8; ``.jsonl``, ``.json`` or ``.csv`` (``diversity.genie.rows``; in CSV an empty cell is
+``null``). The layout is recognised by its columns: GENIE's own similarity file, or a GENIE
+answers file with its population's (``diversity.genie.native``), else the platform's own
+layout below. Extra columns/keys are ignored. One row per judgment of one (target answer,
+population answer) pair:
 
 =====================  ========  ==========================================================
 key                    required  meaning
@@ -24,6 +25,9 @@ key                    required  meaning
 ``similarity``         see note  a number in [1, 4] (1 = least, 4 = most similar)
 ``source``             yes       ``llm`` (a model judge) or ``human`` (one human label)
 ``question``           no        the question's text (needed to ask people the question)
+``prompt``             no        the prompt's text
+``model``              no        the model that wrote the target document
+``method``             no        how it was prompted or decoded (else from the model name)
 =====================  ========  ==========================================================
 
 Notes:
@@ -53,16 +57,15 @@ Example (JSONL)::
      "a harbour town", "similarity": 2, "source": "llm"}
 """
 
-import csv
-import io
-import json
+import dataclasses
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
-from core import json_text
+from diversity.genie import native, native_pairs
+from diversity.genie.rows import file_name_of, read_rows
 
 __all__ = [
     "COLUMNS",
@@ -71,7 +74,9 @@ __all__ = [
     "SIMILARITY_RANGE",
     "SOURCES",
     "Judgment",
+    "JudgmentFile",
     "JudgmentFileError",
+    "read_judgment_file",
     "read_judgments",
 ]
 
@@ -114,6 +119,11 @@ class Judgment:
     similarity: float | None
     source: str
     question: str | None = None
+    prompt: str | None = None  # the prompt's text, when the file gives it
+    model: str | None = None  # the model that wrote the target document
+    method: str | None = None  # how it was prompted or decoded
+    source_model: str | None = None  # the model's name as the file gives it (GENIE's Model_1)
+    source_document_id: str | None = None  # the file's own document id (GENIE's DocID_1)
 
     @property
     def usable(self) -> bool:
@@ -136,113 +146,158 @@ class JudgmentFileError(ValueError):
         self.problems = problems
 
 
+@dataclass
+class JudgmentFile:
+    """What a file holds: its judgments in file order, its layout, and how many pairs were
+    left out of the scores, by reason (``native.LEFT_OUT_REASONS``; GENIE layouts only)."""
+
+    judgments: list[Judgment]
+    layout: str
+    left_out: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+Models = Mapping[str, tuple[str, str | None]]
+
+
 def read_judgments(
     file: str | os.PathLike | IO, name: str | None = None, *, text_max: int = DEFAULT_TEXT_MAX
 ) -> list[Judgment]:
-    """Every judgment of a JSONL/CSV file (a path or an open file), in file order.
+    """Every judgment of a file (a path or an open file), in file order.
 
     ``name`` names the file in problems and decides the format by its extension (default:
-    the path's base name, or the file object's ``name``). An answer or question longer
-    than ``text_max`` characters is a problem (the import passes ``TEXT_MAX_CHARS``).
+    the path's base name, or the file object's ``name``). An answer, question or prompt
+    longer than ``text_max`` characters is a problem (the import passes ``TEXT_MAX_CHARS``).
     """
-    if name is None:
-        if isinstance(file, str | os.PathLike):
-            name = os.path.basename(os.fspath(file))
-        else:
-            name = os.path.basename(str(getattr(file, "name", "") or "upload"))
-    if name.lower().endswith(".jsonl"):
-        rows_of = _jsonl_rows
-    elif name.lower().endswith(".csv"):
-        rows_of = _csv_rows
-    else:
-        raise JudgmentFileError([f"{name}:1: file: unsupported file type; use .jsonl or .csv"])
+    return read_judgment_file(file, name, text_max=text_max).judgments
+
+
+def read_judgment_file(
+    file: str | os.PathLike | IO,
+    name: str | None = None,
+    *,
+    text_max: int = DEFAULT_TEXT_MAX,
+    models: Models | None = None,
+    population: tuple[str | os.PathLike | IO, str | None] | None = None,
+    questions: tuple[str | os.PathLike | IO, str | None] | None = None,
+) -> JudgmentFile:
+    """The judgments of a file in any layout, all or nothing (``JudgmentFileError``).
+
+    ``models`` maps a model name to (model, method) (``native.model_and_method``);
+    ``population`` (file, name) is the population's GENIE answers file, required when
+    ``file`` is a GENIE answers file (its documents are the targets); ``questions`` (file,
+    name) is GENIE's questions file: it gives the feature of answers that carry none and
+    must agree with every feature given.
+    """
+    name = file_name_of(file, name)
     problems: list[str] = []
-    text = _text_of(file, name, problems)
-    if text is None:
+    found = read_rows(file, name, problems)
+    if found is None:
         raise JudgmentFileError(problems)
-    judgments: list[Judgment] = []
-    consistency = _Consistency()
-    for line, row in rows_of(text, name, problems):
-        place = f"{name}:{line}"
-        judgment = _judgment(row, place, problems)
-        if judgment is not None:
-            _check_lengths(judgment, place, problems, text_max)
-            consistency.check(judgment, place, problems)
-            judgments.append(judgment)
-    if problems:
-        raise JudgmentFileError(problems)
-    return judgments
-
-
-# --------------------------------------------------------------------------- rows
-
-
-def _text_of(file: str | os.PathLike | IO, name: str, problems: list[str]) -> str | None:
-    try:
-        if isinstance(file, str | os.PathLike):
-            with open(file, "rb") as handle:
-                content = handle.read()
-        else:
-            content = file.read()
-    except OSError as error:
-        problems.append(f"{name}:1: file: cannot be read: {error.strerror or error}")
-        return None
-    if isinstance(content, str):
-        return content.removeprefix("\ufeff")
-    try:
-        return content.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = content[: error.start].count(b"\n") + 1
-        problems.append(f"{name}:{line}: file: not UTF-8 text (byte {error.start})")
-        return None
-
-
-def _jsonl_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int, dict]]:
-    # Split on "\n" only: str.splitlines() also breaks at U+2028 etc., valid inside JSON strings.
-    for line, content in enumerate(text.split("\n"), start=1):
-        if not content.strip():
-            continue
-        try:
-            row = json_text.loads(content)
-        except json.JSONDecodeError as error:
-            problems.append(f"{name}:{line}: row: not valid JSON: {error.msg}")
-            continue
-        if not isinstance(row, dict):
-            problems.append(f"{name}:{line}: row: must be a JSON object")
-            continue
-        yield line, row
-
-
-def _csv_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int, dict]]:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
-    if header is None:
-        problems.append(f"{name}:1: file: empty (a header row is required)")
-        return
-    header = [column.strip() for column in header]
-    missing = [column for column in COLUMNS if column not in header]
-    for column in missing:
-        problems.append(f"{name}:1: {column}: missing column")
-    if missing:
-        return
-    line = reader.line_num
-    for fields in reader:
-        # A quoted field may span lines: a record starts on the line after the previous one.
-        start, line = line + 1, reader.line_num
-        if not any(field.strip() for field in fields):
-            continue
-        if len(fields) != len(header):
+    columns = (
+        found.columns if found.columns is not None else list(found.rows[0][1]) if found.rows else []
+    )
+    layout = native.layout_of(columns)
+    features = (
+        native_pairs.question_features(questions, problems) if questions is not None else None
+    )
+    left_out: dict[str, int] = {}
+    placed: list[tuple[str, Judgment]] = []
+    if layout == "platform":
+        placed = _platform(found, name, problems, models)
+    elif layout == "genie-similarity":
+        placed = _genie_similarities(found, name, problems, left_out, models)
+    elif layout == "genie-answers":
+        if population is None:
             problems.append(
-                f"{name}:{start}: row: {len(fields)} fields where the header has {len(header)}"
+                f"{name}:1: file: a GENIE answers file holds the target documents; give the "
+                "population's answers file too"
             )
+        else:
+            placed = [
+                (place, Judgment(**fields))
+                for place, fields in native_pairs.answer_pairs(
+                    found, name, population, problems, left_out, models, features
+                )
+            ]
+    else:
+        problems.append(
+            f"{name}:1: file: a GENIE questions file goes with a similarity or answers file"
+        )
+    if features is not None:
+        _check_features(placed, features, problems)
+    consistency = _Consistency()
+    for place, judgment in placed:
+        _check_lengths(judgment, place, problems, text_max)
+        consistency.check(judgment, place, problems)
+    if problems:
+        raise JudgmentFileError(_by_line(problems))
+    return JudgmentFile([judgment for _, judgment in placed], layout, left_out)
+
+
+def _by_line(problems: list[str]) -> list[str]:
+    """Problems by file (in first-seen order), then line; stable within a line."""
+    files: dict[str, int] = {}
+
+    def key(problem: str) -> tuple[int, int]:
+        file, _, rest = problem.partition(":")
+        line = rest.partition(":")[0]
+        return files.setdefault(file, len(files)), int(line) if line.isdigit() else 0
+
+    return sorted(problems, key=key)
+
+
+def _platform(found, name, problems, models) -> list[tuple[str, Judgment]]:
+    if native_pairs.missing_columns(found, COLUMNS, name, problems):
+        return []
+    placed = []
+    for line, row in found.rows:
+        place = f"{name}:{line}"
+        judgment = _judgment(row, place, problems, models)
+        if judgment is not None:
+            placed.append((place, judgment))
+    return placed
+
+
+def _genie_similarities(found, name, problems, left_out, models) -> list[tuple[str, Judgment]]:
+    if native_pairs.missing_columns(found, native.SIMILARITY_COLUMNS, name, problems):
+        return []
+    placed = []
+    for line, row in found.rows:
+        place = f"{name}:{line}"
+        fields = native.genie_similarity(row, place, problems, left_out, models)
+        if fields is not None:
+            placed.append((place, Judgment(**fields)))
+    return placed
+
+
+def _check_features(placed, features: dict[tuple[str, str], str], problems: list[str]) -> None:
+    for place, judgment in placed:
+        if judgment.prompt is None or judgment.question is None:
             continue
-        yield start, dict(zip(header, fields, strict=True))
+        known = features.get((judgment.prompt, judgment.question))
+        if known is not None and known != judgment.feature:
+            problems.append(
+                f"{place}: Feature: {judgment.feature!r}, but the questions file says {known!r}"
+            )
 
 
 # --------------------------------------------------------------------------- validation
 
 
-def _judgment(row: dict, place: str, problems: list[str]) -> Judgment | None:
+def _optional_text(row: dict, field: str, place: str, problems: list[str]) -> str | None:
+    value = row.get(field)
+    if value is not None and not isinstance(value, str):
+        problems.append(f"{place}: {field}: must be a string or null")
+        return None
+    if isinstance(value, str) and "\x00" in value:
+        problems.append(f"{place}: {field}: contains a NUL character")
+        return None
+    return (value.strip() or None) if isinstance(value, str) else None
+
+
+def _judgment(
+    row: dict, place: str, problems: list[str], models: Models | None = None
+) -> Judgment | None:
     """The row as a judgment, or ``None`` with every problem of the row recorded."""
     before = len(problems)
     ids = {}
@@ -267,12 +322,16 @@ def _judgment(row: dict, place: str, problems: list[str]) -> Judgment | None:
             problems.append(f"{place}: {field}: contains a NUL character")
         # An empty answer is no answer: the document did not answer the question.
         answers[field] = (value.strip() or None) if isinstance(value, str) else None
-    question = row.get("question")
-    if question is not None and not isinstance(question, str):
-        problems.append(f"{place}: question: must be a string or null")
-    elif isinstance(question, str) and "\x00" in question:
-        problems.append(f"{place}: question: contains a NUL character")
-    question = (question.strip() or None) if isinstance(question, str) else None
+    question = _optional_text(row, "question", place, problems)
+    prompt = _optional_text(row, "prompt", place, problems)
+    source_model = _optional_text(row, "model", place, problems)
+    method = _optional_text(row, "method", place, problems)
+    model = None
+    if source_model is not None:
+        if len(source_model) > MAX_ID_CHARS:
+            problems.append(f"{place}: model: at most {MAX_ID_CHARS} characters")
+        model, mapped = native.model_and_method(source_model, models)
+        method = method or mapped
     source = row.get("source")
     if source not in SOURCES:
         problems.append(f"{place}: source: must be one of {', '.join(SOURCES)}, not {source!r}")
@@ -292,11 +351,15 @@ def _judgment(row: dict, place: str, problems: list[str]) -> Judgment | None:
         similarity=similarity,
         source=source,
         question=question,
+        prompt=prompt,
+        model=model,
+        method=method,
+        source_model=source_model,
     )
 
 
 def _check_lengths(judgment: Judgment, place: str, problems: list[str], text_max: int) -> None:
-    for field in ("target_answer", "population_answer", "question"):
+    for field in ("target_answer", "population_answer", "question", "prompt"):
         text = getattr(judgment, field)
         if text is not None and len(text) > text_max:
             problems.append(

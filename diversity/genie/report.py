@@ -3,26 +3,48 @@
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from diversity.genie.scoring import DocumentFeatureScore, FeatureSummary
+from diversity.genie.comparison import compare_groups
+from diversity.genie.scoring import DocumentFeatureScore, FeatureSummary, QuestionScore
 
-__all__ = ["genie_report"]
+__all__ = ["ALL_FEATURES", "NO_METHOD", "comparisons", "genie_report"]
+
+ALL_FEATURES = "(all features)"
+NO_METHOD = "(none)"  # the method group of documents with no method: the baseline
+# document -> {"prompt", "model", "method", "source_document_id"}
+Documents = Mapping[tuple[str, str], Mapping[str, Any]]
 
 
 def genie_report(
-    scores: Iterable[DocumentFeatureScore], summaries: Mapping[str, FeatureSummary]
+    scores: Iterable[DocumentFeatureScore],
+    summaries: Mapping[str, FeatureSummary],
+    documents: Documents | None = None,
+    questions: Iterable[QuestionScore] = (),
 ) -> dict[str, Any]:
-    """``{"per_document": [{prompt_id, document_id, features: {feature: {novelty,
-    n_questions}}}], "per_feature": {feature: {mean, ci: [lo, hi], ci_level, n_documents}}}``.
+    """``{"per_document": [{prompt_id, document_id, prompt, model, method,
+    source_document_id, features: {feature: {novelty, n_questions}}}], "per_feature":
+    {feature: {mean, ci: [lo, hi], ci_level, n_documents}}, "per_question": [{prompt_id,
+    document_id, question_id, question, feature, target_answer, q_genie, n_pairs}]}``.
 
-    A feature a document has no score for is left out of its ``features``.
+    A feature a document has no score for is left out of its ``features``;
+    ``source_document_id`` is the file's own id (GENIE's ``DocID_1``), else ``document_id``.
     """
+    documents = documents or {}
     per_document: dict[tuple[str, str], dict[str, Any]] = {}
     for score in scores:
-        entry = per_document.setdefault(
-            (score.prompt_id, score.document_id),
-            {"prompt_id": score.prompt_id, "document_id": score.document_id, "features": {}},
-        )
-        entry["features"][score.feature] = {
+        key = (score.prompt_id, score.document_id)
+        if key not in per_document:
+            known = documents.get(key, {})
+            per_document[key] = {
+                "prompt_id": score.prompt_id,
+                "document_id": score.document_id,
+                "prompt": known.get("prompt"),
+                "model": known.get("model"),
+                "method": known.get("method"),
+                "source_model": known.get("source_model"),
+                "source_document_id": known.get("source_document_id") or score.document_id,
+                "features": {},
+            }
+        per_document[key]["features"][score.feature] = {
             "novelty": float(score.novelty),
             "n_questions": int(score.n_questions),
         }
@@ -37,4 +59,92 @@ def genie_report(
             }
             for feature, summary in summaries.items()
         },
+        "per_question": [
+            {
+                "prompt_id": q.prompt_id,
+                "document_id": q.document_id,
+                "question_id": q.question_id,
+                "question": q.question,
+                "feature": q.feature,
+                "target_answer": q.target_answer,
+                "q_genie": float(q.novelty),
+                "n_pairs": int(q.n_pairs),
+            }
+            for q in questions
+        ],
     }
+
+
+def _document_values(per_document: list[dict], feature: str | None) -> list[tuple[dict, float]]:
+    """Each document's score on ``feature``, or overall (the mean of its feature scores)."""
+    found = []
+    for entry in per_document:
+        cells = entry["features"]
+        if feature is None:
+            found.append((entry, sum(c["novelty"] for c in cells.values()) / len(cells)))
+        elif feature in cells:
+            found.append((entry, cells[feature]["novelty"]))
+    return found
+
+
+def comparisons(
+    per_document: list[dict],
+    features: list[str],
+    *,
+    draws: int,
+    seed: int,
+    permutations: int,
+) -> dict[str, Any]:
+    """``{"model": DIMENSION, "method": DIMENSION}``, DIMENSION = ``{"groups": [...],
+    "per_feature": {feature or ALL_FEATURES: {"means": [...], "differences": [...]}}}``, or
+    ``None`` for a dimension with fewer than two groups (``comparison`` has the
+    definitions). Documents without a model are left out of the model comparison; those
+    without a method form the ``NO_METHOD`` group."""
+    found: dict[str, Any] = {}
+    for dimension in ("model", "method"):
+
+        def group_of(entry, dimension=dimension):
+            value = entry.get(dimension)
+            return value if value is not None else (NO_METHOD if dimension == "method" else None)
+
+        groups = list(dict.fromkeys(g for e in per_document if (g := group_of(e)) is not None))
+        if len(groups) < 2:
+            found[dimension] = None
+            continue
+        per_feature = {}
+        for feature in [*features, None]:
+            values: dict[str, dict[str, list[float]]] = {group: {} for group in groups}
+            for entry, value in _document_values(per_document, feature):
+                group = group_of(entry)
+                if group is not None:
+                    values[group].setdefault(entry["prompt_id"], []).append(value)
+            values = {group: by_prompt for group, by_prompt in values.items() if by_prompt}
+            if not values:
+                continue
+            means, differences = compare_groups(values, draws, seed, permutations)
+            per_feature[feature if feature is not None else ALL_FEATURES] = {
+                "means": [
+                    {
+                        "group": m.group,
+                        "mean": m.mean,
+                        "ci": [m.ci_low, m.ci_high],
+                        "n_prompts": m.n_prompts,
+                        "n_documents": m.n_documents,
+                    }
+                    for m in means
+                ],
+                "differences": [
+                    {
+                        "first": d.first,
+                        "second": d.second,
+                        "difference": d.difference,
+                        "ci": [d.ci_low, d.ci_high],
+                        "p": d.p_value,
+                        "exact": d.exact,
+                        "n_prompts": d.n_prompts,
+                    }
+                    for d in differences
+                ],
+            }
+        found[dimension] = {"groups": groups, "per_feature": per_feature}
+    return found

@@ -26,11 +26,15 @@ __all__ = [
     "CI_LEVEL",
     "DocumentFeatureScore",
     "FeatureSummary",
+    "QuestionScore",
     "document_scores",
     "feature_novelty",
     "feature_summary",
     "normalised_similarity",
+    "percentile_interval",
     "question_novelty",
+    "question_scores",
+    "scores_of_documents",
 ]
 
 BOOTSTRAP_DRAWS = 1000
@@ -87,6 +91,48 @@ def feature_novelty(question_scores: Iterable[float | None]) -> float | None:
     return sum(scored) / len(scored)
 
 
+@dataclass(frozen=True)
+class QuestionScore:
+    """Q(doc, q) (GENIE's ``Q_GENIE``), from ``n_pairs`` judged pairs."""
+
+    prompt_id: str
+    document_id: str
+    question_id: str
+    feature: str
+    novelty: float
+    n_pairs: int
+    target_answer: str | None = None
+    question: str | None = None
+
+
+def question_scores(judgments: Iterable[Judgment], source: str) -> list[QuestionScore]:
+    """Q(doc, q) of every (prompt, document, question) with a usable pair judged by
+    ``source`` (a pair's similarity: the mean of its labels), in first-seen order of
+    document, then question."""
+    judgments = list(judgments)
+    first: dict[tuple[str, str, str], Judgment] = {}
+    for j in judgments:
+        first.setdefault((j.prompt_id, j.document_id, j.question_id), j)
+    grouped: dict[tuple[str, str, str], list[float]] = {}
+    for pair, similarity in pair_similarities(judgments, source).items():
+        key = (pair.prompt_id, pair.document_id, pair.question_id)
+        grouped.setdefault(key, []).append(similarity)
+    scores = []
+    for key, similarities in grouped.items():
+        row = first[key]
+        scores.append(
+            QuestionScore(
+                *key,
+                feature=row.feature,
+                novelty=question_novelty(similarities),
+                n_pairs=len(similarities),
+                target_answer=row.target_answer,
+                question=row.question,
+            )
+        )
+    return scores
+
+
 def document_scores(judgments: Iterable[Judgment], source: str) -> list[DocumentFeatureScore]:
     """Genie(doc, feature) of every (prompt, document, feature) with a scored question.
 
@@ -94,27 +140,29 @@ def document_scores(judgments: Iterable[Judgment], source: str) -> list[Document
     of its labels). Documents are identified by (prompt_id, document_id); results come in
     first-seen order of document, then feature.
     """
-    judgments = list(judgments)
-    feature_of = {(j.prompt_id, j.question_id): j.feature for j in judgments}
-    # (prompt, document) -> feature -> question -> the similarities of its usable pairs
-    grouped: dict[tuple[str, str], dict[str, dict[str, list[float]]]] = {}
-    for pair, similarity in pair_similarities(judgments, source).items():
-        feature = feature_of[(pair.prompt_id, pair.question_id)]
-        grouped.setdefault((pair.prompt_id, pair.document_id), {}).setdefault(
-            feature, {}
-        ).setdefault(pair.question_id, []).append(similarity)
+    return scores_of_documents(question_scores(judgments, source))
 
-    scores = []
-    for (prompt_id, document_id), by_feature in grouped.items():
-        for feature, by_question in by_feature.items():
-            question_scores = [question_novelty(sims) for sims in by_question.values()]
-            novelty = feature_novelty(question_scores)
-            if novelty is not None:
-                n_questions = sum(score is not None for score in question_scores)
-                scores.append(
-                    DocumentFeatureScore(prompt_id, document_id, feature, novelty, n_questions)
-                )
-    return scores
+
+def scores_of_documents(scores: Iterable[QuestionScore]) -> list[DocumentFeatureScore]:
+    """Genie(doc, f) = the mean of the document's Q over the questions of f."""
+    grouped: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for score in scores:
+        grouped.setdefault((score.prompt_id, score.document_id), {}).setdefault(
+            score.feature, []
+        ).append(score.novelty)
+    return [
+        DocumentFeatureScore(prompt_id, document_id, feature, feature_novelty(q), len(q))
+        for (prompt_id, document_id), by_feature in grouped.items()
+        for feature, q in by_feature.items()
+    ]
+
+
+def percentile_interval(draws: np.ndarray, level: float = CI_LEVEL) -> tuple[float, float]:
+    """The percentile bootstrap interval of ``level`` coverage: the ((1 - level) / 2,
+    (1 + level) / 2) percentiles of the draws (numpy's linear interpolation)."""
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(draws, [tail, 100.0 - tail])
+    return float(low), float(high)
 
 
 def feature_summary(
@@ -134,12 +182,11 @@ def feature_summary(
     by_feature: dict[str, list[float]] = {}
     for score in scores:
         by_feature.setdefault(score.feature, []).append(score.novelty)
-    tail = (1.0 - level) / 2.0 * 100.0
     summaries = {}
     for feature, novelties in by_feature.items():
         values = np.array(novelties, dtype=float)
         drawn = np.random.default_rng(seed).integers(0, values.size, size=(draws, values.size))
-        low, high = np.percentile(values[drawn].mean(axis=1), [tail, 100.0 - tail])
+        low, high = percentile_interval(values[drawn].mean(axis=1), level)
         summaries[feature] = FeatureSummary(
             feature=feature,
             mean=float(values.mean()),

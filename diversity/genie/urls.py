@@ -28,4 +28,28 @@ urlpatterns = [
         {"table": "agreement"},
         name="manage-genie-agreement",
     ),
+    path(
+        "manage/genie/<slug:name>/comparisons.csv",
+        views.report_table_csv,
+        {"table": "comparisons"},
+        name="manage-genie-comparisons",
+    ),
+    path(
+        "manage/genie/<slug:name>/questions.csv",
+        views.report_table_csv,
+        {"table": "questions"},
+        name="manage-genie-questions",
+    ),
+    path(
+        "manage/genie/<slug:name>/genie.jsonl",
+        views.genie_export,
+        {"table": "genie"},
+        name="manage-genie-genie-jsonl",
+    ),
+    path(
+        "manage/genie/<slug:name>/q_genie.jsonl",
+        views.genie_export,
+        {"table": "q_genie"},
+        name="manage-genie-q-genie-jsonl",
+    ),
 ]

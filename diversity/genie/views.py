@@ -32,7 +32,7 @@ from core.jobs.execution import job_files_dir
 from core.jobs.pages import job_status, start_job_from_page
 from core.models import Job
 from core.tabular import ImportRejected
-from diversity.genie import plots, presentation, selectors
+from diversity.genie import exports, plots, presentation, selectors
 from diversity.genie.access import can_analyse_genie, can_import_genie, can_view_genie
 from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import (
@@ -44,7 +44,7 @@ from diversity.genie.services.analyses import (
     analysis_params,
     latest_report,
 )
-from diversity.genie.services.imports import import_genie
+from diversity.genie.services.imports import companion_files, import_genie
 
 CHART_CACHE_SECONDS = 24 * 3600
 
@@ -129,6 +129,26 @@ def _render_charts(report: dict) -> list[dict]:
                     ),
                 )
             )
+    for source in ("llm", "human"):
+        for by in ("model", "method"):
+            rows = [
+                row
+                for row in presentation.comparison_rows(report)
+                if row["source"] == source and row["by"] == by
+            ]
+            if any(row["versus"] for row in rows):
+                title = f"Differences between {by}s, {plots.SOURCE_NAMES[source]}"
+                candidates.append(
+                    (
+                        f"forest-{source}-{by}",
+                        title,
+                        "Each difference of two groups' mean novelty (first − second), "
+                        f"with its {level:.0%} two-stage bootstrap interval (prompts, then "
+                        "documents within prompts); a paired permutation p over prompts is "
+                        "in the table.",
+                        lambda rows=rows, title=title: plots.difference_forest(rows, title),
+                    )
+                )
     candidates.append(
         (
             "features",
@@ -175,13 +195,14 @@ def genie_upload(request: HttpRequest) -> HttpResponse:
     upload = request.FILES.get("file")
     try:
         if upload is None:
-            raise ServiceError("file: choose a .jsonl or .csv file of judgments")
+            raise ServiceError("file: choose a .jsonl, .json or .csv file of judgments")
         genie_set = import_genie(
             name,
             upload,
             filename=upload.name,
             description=description,
             actor=Actor.of(request.user),
+            **companion_files(request.FILES),
         )
     except ImportRejected as rejected:
         problems = list(rejected.problems)
@@ -234,6 +255,7 @@ def genie_page(request: HttpRequest, name: str) -> HttpResponse:
                 "document_rows": presentation.document_rows(report),
                 "feature_rows": presentation.feature_rows(report),
                 "agreement_rows": presentation.agreement_rows(report),
+                "comparison_rows": presentation.comparison_rows(report),
                 "human_batch": human_batch,
                 "human_batch_exists": bool(
                     human_batch and Batch.objects.filter(slug=human_batch).exists()
@@ -279,7 +301,24 @@ REPORT_TABLES = {
     "documents": presentation.document_table,
     "features": presentation.feature_table,
     "agreement": presentation.agreement_table,
+    "comparisons": presentation.comparison_table,
+    "questions": presentation.question_table,
 }
+GENIE_EXPORTS = {"genie": exports.genie_records, "q_genie": exports.q_genie_records}
+
+
+@staff_page(can_view_genie)
+@require_GET
+def genie_export(request: HttpRequest, name: str, table: str) -> StreamingHttpResponse:
+    """``genie.jsonl`` / ``q_genie.jsonl``: the LLM scores in GENIE's own shape."""
+    genie_set = get_object_or_404(GenieSet, name=name)
+    _, report = _report_or_404(genie_set)
+    records = GENIE_EXPORTS[table](report, request.GET.get("source", "llm"))
+    response = StreamingHttpResponse(
+        exports.jsonl_lines(records), content_type="application/x-ndjson; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{genie_set.name}-{table}.jsonl"'
+    return response
 
 
 @staff_page(can_view_genie)

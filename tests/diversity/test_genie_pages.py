@@ -111,7 +111,7 @@ def test_upload_form_imports_or_lists_problems():
     response = client.post("/manage/genie/new", {"name": "nofile"})
     assert (
         response.status_code == 400
-        and "file: choose a .jsonl or .csv file" in response.content.decode()
+        and "file: choose a .jsonl, .json or .csv file" in response.content.decode()
     )
     assert not GenieSet.objects.filter(name__in=["bad", "nofile"]).exists()
 

@@ -88,6 +88,7 @@ def test_command_end_to_end(tmp_path, capsys):
         "ci_level": 0.95,
         "human_batch": None,
         "human_source": None,
+        "permutations": 300,
     }
     check_hand_scores(report)
     assert GenieSet.objects.get(name="hand-csv").jobs.get().state == Job.State.SUCCEEDED

@@ -10,4 +10,14 @@ urlpatterns = [
         name="api-genie-analyses",
     ),
     path("genie/<slug:name>/report", views.GenieReportView.as_view(), name="api-genie-report"),
+    path(
+        "genie/<slug:name>/genie.jsonl",
+        views.GenieExportView.as_view(table="genie"),
+        name="api-genie-genie-jsonl",
+    ),
+    path(
+        "genie/<slug:name>/q_genie.jsonl",
+        views.GenieExportView.as_view(table="q_genie"),
+        name="api-genie-q-genie-jsonl",
+    ),
 ]

@@ -1,6 +1,7 @@
 """The Genie API (API.md, "Genie"): list and import sets, start an analysis job, fetch the
 newest report."""
 
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -11,7 +12,7 @@ from rest_framework.views import APIView
 from core.api.jobs import start_job_response
 from core.audit import Actor
 from core.errors import InvalidInput, NotFound
-from diversity.genie import selectors
+from diversity.genie import exports, selectors
 from diversity.genie.access import CanAnalyseGenie, CanImportGenie
 from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import (
@@ -21,12 +22,22 @@ from diversity.genie.services.analyses import (
     analysis_params,
     latest_report,
 )
-from diversity.genie.services.imports import import_genie
+from diversity.genie.services.imports import companion_files, import_genie
 
 
 class GenieUploadRequest(serializers.Serializer):
     name = serializers.CharField(help_text="lower-case letters, digits and hyphens")
-    file = serializers.FileField(help_text="judgments as .jsonl or .csv (FORMATS.md, 'Genie')")
+    file = serializers.FileField(
+        help_text="judgments as .jsonl, .json or .csv, the platform's layout or GENIE's "
+        "(FORMATS.md, 'Genie')"
+    )
+    population = serializers.FileField(
+        required=False, help_text="GENIE: the population's answers file"
+    )
+    questions = serializers.FileField(required=False, help_text="GENIE's questions file")
+    model_map = serializers.FileField(
+        required=False, help_text='{"NAME": {"model": ..., "method": ...}} (JSON)'
+    )
     description = serializers.CharField(required=False)
 
 
@@ -104,6 +115,7 @@ class GenieListView(APIView):
             filename=upload.name,
             description=request.data.get("description", "") or "",
             actor=Actor.of(request.user),
+            **companion_files(request.FILES),
         )
         row = next(row for row in selectors.genie_rows() if row["genie_set"].pk == genie_set.pk)
         return Response(genie_payload(row), status=status.HTTP_201_CREATED)
@@ -150,3 +162,31 @@ class GenieReportView(APIView):
         if found is None:
             raise NotFound(f"genie: {name} has no finished analysis yet; start one first")
         return Response(found[1])
+
+
+class GenieExportView(APIView):
+    """The newest report's scores in GENIE's own shape (``genie.jsonl``, ``q_genie.jsonl``)."""
+
+    permission_classes = [CanAnalyseGenie]
+    table = "genie"
+
+    @extend_schema(
+        tags=["genie"],
+        summary="Genie scores in GENIE's shape",
+        description="JSON lines as GENIE's compute_genie writes them: genie.jsonl (Prompt, "
+        "DocID_1, Model_1, Feature, GENIE) or q_genie.jsonl (… Question, Answer_1, Feature, "
+        "Q_GENIE); `?source=human` for the human scores. 404 until an analysis has finished.",
+        responses={(200, "application/x-ndjson"): str},
+    )
+    def get(self, request, name: str):
+        genie_set = get_object_or_404(GenieSet, name=name)
+        found = latest_report(genie_set)
+        if found is None:
+            raise NotFound(f"genie: {name} has no finished analysis yet; start one first")
+        records_of = exports.genie_records if self.table == "genie" else exports.q_genie_records
+        records = records_of(found[1], request.query_params.get("source", "llm"))
+        response = StreamingHttpResponse(
+            exports.jsonl_lines(records), content_type="application/x-ndjson; charset=utf-8"
+        )
+        response["Content-Disposition"] = f'attachment; filename="{name}-{self.table}.jsonl"'
+        return response

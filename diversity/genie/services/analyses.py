@@ -30,13 +30,14 @@ from diversity.genie.loading import batch_judgments, set_judgments
 from diversity.genie.models import GenieSet
 from diversity.genie.pairs import pair_similarities
 from diversity.genie.records import SOURCES, Judgment
-from diversity.genie.report import genie_report
+from diversity.genie.report import comparisons, genie_report
 from diversity.genie.scoring import (
     BOOTSTRAP_DRAWS,
     BOOTSTRAP_SEED,
     CI_LEVEL,
-    document_scores,
     feature_summary,
+    question_scores,
+    scores_of_documents,
 )
 
 __all__ = [
@@ -110,7 +111,26 @@ def _counts(judgments: list[Judgment]) -> dict:
         "features": list(dict.fromkeys(j.feature for j in judgments)),
         "n_pairs": len(pairs),
         "n_pairs_without_answer": len(pairs - usable),
+        "n_models": len({j.model for j in judgments if j.model is not None}),
+        "n_methods": len({j.method for j in judgments if j.method is not None}),
     }
+
+
+def _documents(judgments: list[Judgment]) -> dict[tuple[str, str], dict]:
+    """Each target document's prompt text, model, method and the file's own id."""
+    found: dict[tuple[str, str], dict] = {}
+    for j in judgments:
+        found.setdefault(
+            (j.prompt_id, j.document_id),
+            {
+                "prompt": j.prompt,
+                "model": j.model,
+                "method": j.method,
+                "source_model": j.source_model,
+                "source_document_id": j.source_document_id,
+            },
+        )
+    return found
 
 
 def analyse_genie(
@@ -144,20 +164,33 @@ def analyse_genie(
             "ci_level": CI_LEVEL,
             "human_batch": human_batch.slug if human_batch else None,
             "human_source": human_source,
+            "permutations": bootstrap,
         },
+        "layout": genie_set.layout,
+        "left_out": genie_set.left_out,
         **_counts(rows),
         "n_judgments": {"llm": len(llm_rows), "human": len(human_rows)},
         "n_judged_pairs": {source: len(pair_similarities(judgments, source)) for source in SOURCES},
         "scores": {},
     }
+    documents = _documents(rows)
     for step, source in enumerate(SOURCES, start=1):
         progress(step, None, f"Scoring the {source} judgments")
-        scores = document_scores(judgments, source)
-        report["scores"][source] = (
-            genie_report(scores, feature_summary(scores, draws=bootstrap, seed=seed))
-            if scores
-            else None
+        questions = question_scores(judgments, source)
+        scores = scores_of_documents(questions)
+        if not scores:
+            report["scores"][source] = None
+            continue
+        summaries = feature_summary(scores, draws=bootstrap, seed=seed)
+        scored = genie_report(scores, summaries, documents, questions)
+        scored["comparisons"] = comparisons(
+            scored["per_document"],
+            report["features"],
+            draws=bootstrap,
+            seed=seed,
+            permutations=bootstrap,
         )
+        report["scores"][source] = scored
     progress(3, None, "Comparing human and LLM judgments")
     report["agreement"] = judge_agreement(judgments)
     report["human_batch"] = (

@@ -1,11 +1,15 @@
-"""Importing a Genie set: one judgments file (FORMATS.md, "Genie judgments"), all or nothing.
+"""Importing a Genie set: a judgments file in the platform's layout or GENIE's own (FORMATS.md,
+"Genie judgments" and "GENIE's own files"), all or nothing.
 
-The whole file is read and checked by the pure reader (``diversity.genie.records``) first;
+The whole file (with a GENIE answers file's population file, GENIE's questions file and a
+model table, when given) is read and checked by the pure reader (``diversity.genie.records``)
+first;
 any problem rejects it with every ``FILE:LINE: field: message`` listed and nothing stored.
 Then the set (with the file's size and SHA-256) and its rows (1,000 per statement) are
 written in one transaction and the import is recorded in the set's audit trail.
 """
 
+import json
 import os
 import re
 from typing import IO
@@ -13,14 +17,51 @@ from typing import IO
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from core import audit
+from core import audit, json_text
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
 from core.tabular import BULK_BATCH_SIZE, ImportRejected, RowInserter, fingerprint
 from diversity.genie.models import GenieJudgment, GenieSet
-from diversity.genie.records import JudgmentFileError, read_judgments
+from diversity.genie.records import JudgmentFileError, read_judgment_file
 
-__all__ = ["NAME_PATTERN", "import_genie"]
+__all__ = ["NAME_PATTERN", "companion_files", "import_genie", "read_model_table"]
+
+Source = str | os.PathLike | IO
+
+
+def read_model_table(source: Source, filename: str | None = None) -> dict:
+    """A model table: a JSON object ``{"NAME": {"model": "...", "method": "..." | null}}``
+    (FORMATS.md, "Models and methods"); ``ImportRejected`` naming the entry otherwise."""
+    name = filename or (
+        os.path.basename(os.fspath(source)) if isinstance(source, str | os.PathLike) else "table"
+    )
+    try:
+        if isinstance(source, str | os.PathLike):
+            with open(source, "rb") as handle:
+                raw = handle.read()
+        else:
+            raw = source.read()
+        table = json_text.loads(raw)
+    except OSError as error:
+        raise ImportRejected([f"{name}:1: file: cannot be read: {error.strerror}"]) from error
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ImportRejected([f"{name}:1: file: not valid JSON: {error}"]) from error
+    if not isinstance(table, dict):
+        raise ImportRejected([f"{name}:1: file: must be a JSON object of model names"])
+    mapped, problems = {}, []
+    for model_name, entry in table.items():
+        model = entry.get("model") if isinstance(entry, dict) else None
+        method = entry.get("method") if isinstance(entry, dict) else None
+        if not isinstance(model, str) or not model.strip() or len(model) > 200:
+            problems.append(f"{name}:1: {model_name}: needs a 'model' of 1-200 characters")
+        elif method is not None and (not isinstance(method, str) or len(method) > 200):
+            problems.append(f"{name}:1: {model_name}: 'method' must be text or null")
+        else:
+            mapped[model_name] = (model.strip(), (method or "").strip() or None)
+    if problems:
+        raise ImportRejected(problems)
+    return mapped
+
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
 COLUMNS = [
@@ -36,7 +77,25 @@ COLUMNS = [
     "population_answer",
     "similarity",
     "source",
+    "prompt",
+    "model",
+    "method",
+    "source_model",
+    "source_document_id",
 ]
+
+
+def companion_files(files) -> dict:
+    """The optional uploads beside the judgments file (``population``, ``questions``,
+    ``model_map``) as ``import_genie`` keywords, from a page's or the API's ``FILES``."""
+    population, questions, table = (
+        files.get(key) for key in ("population", "questions", "model_map")
+    )
+    return {
+        "population": (population, population.name) if population else None,
+        "questions": (questions, questions.name) if questions else None,
+        "models": read_model_table(table, table.name) if table else None,
+    }
 
 
 def check_name(name: str) -> str:
@@ -55,9 +114,15 @@ def import_genie(
     filename: str | None = None,
     description: str = "",
     actor: Actor | None = None,
+    population: tuple[Source, str | None] | None = None,
+    questions: tuple[Source, str | None] | None = None,
+    models: dict | None = None,
 ) -> GenieSet:
     """Create Genie set ``name`` from a judgments file (a path, or an open binary file whose
-    name ``filename`` gives the format: ``.jsonl`` or ``.csv``)."""
+    name ``filename`` gives the format: ``.jsonl``, ``.json`` or ``.csv``), in the platform's
+    layout or GENIE's; ``population`` and ``questions`` are (file, name) of a GENIE answers
+    file's population and of GENIE's questions file, ``models`` a model table
+    (``read_model_table``)."""
     name = check_name(name)
     if GenieSet.objects.filter(name=name).exists():
         raise Conflict(f"name: a Genie set {name!r} already exists")
@@ -77,10 +142,18 @@ def import_genie(
     else:
         print_ = fingerprint(source)
     try:
-        judgments = read_judgments(source, name=filename, text_max=settings.TEXT_MAX_CHARS)
+        found = read_judgment_file(
+            source,
+            name=filename,
+            text_max=settings.TEXT_MAX_CHARS,
+            models=models,
+            population=population,
+            questions=questions,
+        )
     except JudgmentFileError as error:
         listed = str(error).split("\n")  # the first 50 and "... and K more problems"
         raise ImportRejected(listed) from error
+    judgments = found.judgments
     if not judgments:
         raise ImportRejected([f"{filename}:1: file: holds no judgment at all"])
 
@@ -92,6 +165,8 @@ def import_genie(
                 file_name=filename,
                 file_bytes=print_.bytes,
                 file_sha256=print_.sha256,
+                layout=found.layout,
+                left_out=found.left_out,
                 created_by=actor.user if actor else None,
             )
             inserter = RowInserter(GenieJudgment, COLUMNS)
@@ -111,6 +186,11 @@ def import_genie(
                             j.population_answer,
                             j.similarity,
                             j.source,
+                            j.prompt,
+                            j.model,
+                            j.method,
+                            j.source_model,
+                            j.source_document_id,
                         ]
                         for offset, j in enumerate(judgments[start : start + BULK_BATCH_SIZE])
                     ]
@@ -126,6 +206,8 @@ def import_genie(
                     "n_judgments": len(judgments),
                     "n_llm": sum(j.source == "llm" for j in judgments),
                     "n_human": sum(j.source == "human" for j in judgments),
+                    "layout": found.layout,
+                    "left_out": found.left_out,
                 },
             )
     except IntegrityError as error:  # another import took the name meanwhile

@@ -1,0 +1,177 @@
+"""The rows of a Genie file, whatever its container: JSON lines, JSON or CSV.
+
+* ``.jsonl``: one JSON object per line (blank lines ignored); a row's line is its line.
+* ``.json``: a list of objects (pandas' ``orient="records"``; a row's line is the line its
+  object starts on), or GENIE's column-oriented object (pandas' default ``to_json``:
+  ``{"Prompt": {"0": ..., "1": ...}, "Question": {...}, ...}``), where a row is one index
+  key, rows come in index order (numeric keys by value) and a row's "line" is its 1-based
+  number in that order; a column that lacks an index key gives ``null`` there.
+* ``.csv``: RFC 4180 with a header row; a row's line is the line its record starts on.
+
+Every JSON document or line goes through ``core.json_text`` (the nesting limit). Problems
+are appended as ``FILE:LINE: field: message``. Pure Python, no Django.
+"""
+
+import csv
+import io
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import IO
+
+from core import json_text
+
+__all__ = ["FileRows", "file_name_of", "read_rows"]
+
+FORMATS = (".jsonl", ".json", ".csv")
+
+
+@dataclass
+class FileRows:
+    """A file's rows as ``(line, dict)``; ``columns`` is the CSV header (``None`` for JSON,
+    whose keys may differ from row to row)."""
+
+    rows: list[tuple[int, dict]]
+    columns: list[str] | None
+
+
+def file_name_of(file: str | os.PathLike | IO, name: str | None) -> str:
+    if name is not None:
+        return name
+    if isinstance(file, str | os.PathLike):
+        return os.path.basename(os.fspath(file))
+    return os.path.basename(str(getattr(file, "name", "") or "upload"))
+
+
+def read_rows(file: str | os.PathLike | IO, name: str, problems: list[str]) -> FileRows | None:
+    """The file's rows, or ``None`` when it cannot be read at all (problem recorded)."""
+    lowered = name.lower()
+    if not lowered.endswith(FORMATS):
+        problems.append(f"{name}:1: file: unsupported file type; use .jsonl, .json or .csv")
+        return None
+    text = _text_of(file, name, problems)
+    if text is None:
+        return None
+    if lowered.endswith(".jsonl"):
+        return FileRows(list(_jsonl_rows(text, name, problems)), None)
+    if lowered.endswith(".json"):
+        return FileRows(_json_rows(text, name, problems), None)
+    return _csv_rows(text, name, problems)
+
+
+def _text_of(file: str | os.PathLike | IO, name: str, problems: list[str]) -> str | None:
+    try:
+        if isinstance(file, str | os.PathLike):
+            with open(file, "rb") as handle:
+                content = handle.read()
+        else:
+            content = file.read()
+    except OSError as error:
+        problems.append(f"{name}:1: file: cannot be read: {error.strerror or error}")
+        return None
+    if isinstance(content, str):
+        return content.removeprefix("\ufeff")
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = content[: error.start].count(b"\n") + 1
+        problems.append(f"{name}:{line}: file: not UTF-8 text (byte {error.start})")
+        return None
+
+
+def _jsonl_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int, dict]]:
+    # Split on "\n" only: str.splitlines() also breaks at U+2028 etc., valid inside JSON strings.
+    for line, content in enumerate(text.split("\n"), start=1):
+        if not content.strip():
+            continue
+        try:
+            row = json_text.loads(content)
+        except json.JSONDecodeError as error:
+            problems.append(f"{name}:{line}: row: not valid JSON: {error.msg}")
+            continue
+        if not isinstance(row, dict):
+            problems.append(f"{name}:{line}: row: must be a JSON object")
+            continue
+        yield line, row
+
+
+def _json_rows(text: str, name: str, problems: list[str]) -> list[tuple[int, dict]]:
+    try:
+        document = json_text.loads(text)  # the nesting limit first, then the whole parse
+    except json.JSONDecodeError as error:
+        problems.append(f"{name}:{error.lineno}: file: not valid JSON: {error.msg}")
+        return []
+    if isinstance(document, list):
+        rows = []
+        for line, row in zip(_element_lines(text), document, strict=True):
+            if isinstance(row, dict):
+                rows.append((line, row))
+            else:
+                problems.append(f"{name}:{line}: row: must be a JSON object")
+        return rows
+    if (
+        isinstance(document, dict)
+        and document
+        and all(isinstance(v, dict) for v in document.values())
+    ):
+        return _column_rows(document)
+    problems.append(
+        f"{name}:1: file: must be a list of records or a column-oriented object "
+        '({"Prompt": {"0": ...}, ...})'
+    )
+    return []
+
+
+def _element_lines(text: str) -> list[int]:
+    """The line each element of the (valid, depth-checked) top-level array starts on."""
+    decoder = json.JSONDecoder()
+    lines: list[int] = []
+    position = text.index("[") + 1
+    line = text.count("\n", 0, position) + 1
+    while True:
+        while text[position] in " \t\r\n,":
+            line += text[position] == "\n"
+            position += 1
+        if text[position] == "]":
+            return lines
+        lines.append(line)
+        _, end = decoder.raw_decode(text, position)
+        line += text.count("\n", position, end)
+        position = end
+
+
+def _column_rows(columns: dict[str, dict]) -> list[tuple[int, dict]]:
+    keys: dict[str, None] = {}
+    for values in columns.values():
+        keys.update(dict.fromkeys(values))
+    ordered = list(keys)
+    if all(key.lstrip("-").isdigit() for key in ordered):
+        ordered.sort(key=int)
+    return [
+        (number, {column: values.get(key) for column, values in columns.items()})
+        for number, key in enumerate(ordered, start=1)
+    ]
+
+
+def _csv_rows(text: str, name: str, problems: list[str]) -> FileRows | None:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if header is None:
+        problems.append(f"{name}:1: file: empty (a header row is required)")
+        return None
+    header = [column.strip() for column in header]
+    rows = []
+    line = reader.line_num
+    for fields in reader:
+        # A quoted field may span lines: a record starts on the line after the previous one.
+        start, line = line + 1, reader.line_num
+        if not any(field.strip() for field in fields):
+            continue
+        if len(fields) != len(header):
+            problems.append(
+                f"{name}:{start}: row: {len(fields)} fields where the header has {len(header)}"
+            )
+            continue
+        rows.append((start, dict(zip(header, fields, strict=True))))
+    return FileRows(rows, header)

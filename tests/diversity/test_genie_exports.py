@@ -1,0 +1,61 @@
+"""GENIE's shape out: genie.jsonl and q_genie.jsonl equal what GENIE's compute_genie writes
+from the same similarity file, through the command, the page and the API; the page shows
+the models and methods."""
+
+import json
+
+import pandas as pd
+import pytest
+from django.core.management import call_command
+
+from tests.diversity import genie_native_set as genie
+from tests.diversity.test_genie_native import compute_genie_reference
+from tests.staff import staff_client, token_client
+
+pytestmark = pytest.mark.django_db
+
+
+def same_records(found: list[dict], expected: pd.DataFrame, score: str) -> None:
+    # GENIE's values before save_df's to_json rounds them to 10 decimals
+    expected = expected.to_dict(orient="records")
+    assert len(found) == len(expected)
+    for mine, theirs in zip(found, expected, strict=True):
+        assert list(mine) == list(theirs)
+        assert {k: v for k, v in mine.items() if k != score} == {
+            k: v for k, v in theirs.items() if k != score
+        }
+        assert abs(mine[score] - theirs[score]) <= 1e-12
+
+
+def test_genie_and_q_genie_exports_match_compute_genie(tmp_path):
+    path = tmp_path / "similarity.jsonl"
+    path.write_text(genie.jsonl(genie.rows()), "utf-8")
+    call_command("import_genie", "native", str(path))
+    call_command("analyze_genie", "native", "--bootstrap", "100")
+    expected, expected_q = compute_genie_reference(path)
+    out, q_out = tmp_path / "genie.jsonl", tmp_path / "q_genie.jsonl"
+    call_command("export_genie", "native", "--genie", str(out), "--q-genie", str(q_out))
+    read = lambda p: [json.loads(line) for line in p.read_text("utf-8").splitlines()]  # noqa: E731
+    same_records(read(out), expected, "GENIE")
+    same_records(read(q_out), expected_q, "Q_GENIE")
+
+    page = staff_client("researcher")
+    html = page.get("/manage/genie/native/").content.decode()
+    assert 'id="comparisons-table"' in html and "Differences between models" in html
+    assert 'data-by="method"' in html and 'data-group="(none)"' in html and "persona" in html
+    for url in ("/manage/genie/native/genie.jsonl", "/api/v1/genie/native/genie.jsonl"):
+        client = page if url.startswith("/manage") else token_client("researcher")
+        response = client.get(url)
+        assert response.status_code == 200
+        lines = b"".join(response.streaming_content).decode().splitlines()
+        same_records([json.loads(line) for line in lines], expected, "GENIE")
+    questions = page.get("/manage/genie/native/questions.csv")
+    assert (
+        b"".join(questions.streaming_content)
+        .decode()
+        .startswith(
+            "source,prompt_id,document_id,question_id,feature,question,target_answer,q_genie,n_pairs"
+        )
+    )
+    comparisons = page.get("/manage/genie/native/comparisons.csv")
+    assert b"gpt-4o,llama-3" in b"".join(comparisons.streaming_content)

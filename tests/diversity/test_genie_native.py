@@ -1,0 +1,225 @@
+"""GENIE's own files as they are: the similarity file (JSON lines, column-oriented JSON,
+CSV), the answers and questions files, against GENIE's published ``compute_genie``."""
+
+import csv
+import io
+import json
+
+import pandas as pd
+import pytest
+
+from diversity.genie import native
+from diversity.genie.records import JudgmentFileError, read_judgment_file
+from diversity.genie.scoring import document_scores, question_scores
+from tests.diversity import genie_native_set as genie
+
+
+def compute_genie_reference(path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """GENIE's ``compute_genie`` (src/novelty_calculation/novelty.py) from its definition:
+    read the JSON lines with pandas, keep ``Similarity`` in {1, 2, 3, 4}, normalise
+    (sim - 1) / 3, Q_GENIE = 1 - mean per (Prompt, DocID_1, Model_1, Question, Answer_1,
+    Feature), GENIE = mean of Q_GENIE per (Prompt, DocID_1, Model_1, Feature)."""
+    frame = pd.read_json(path, orient="records", lines=True)
+    kept = frame.loc[frame["Similarity"].isin([1, 2, 3, 4])].copy()
+    kept["Normalized"] = (kept["Similarity"].astype(float) - 1) / 3
+    q_keys = ["Prompt", "DocID_1", "Model_1", "Question", "Answer_1", "Feature"]
+    q_genie = (1 - kept.groupby(q_keys)["Normalized"].mean()).reset_index()
+    genie_scores = (
+        q_genie.groupby(["Prompt", "DocID_1", "Model_1", "Feature"])["Normalized"]
+        .mean()
+        .reset_index()
+    )
+    return (
+        genie_scores.rename(columns={"Normalized": "GENIE"}),
+        q_genie.rename(columns={"Normalized": "Q_GENIE"}),
+    )
+
+
+@pytest.fixture
+def similarity_file(tmp_path):
+    path = tmp_path / "similarity.jsonl"
+    path.write_text(genie.jsonl(genie.rows()), "utf-8")
+    return path
+
+
+def test_every_genie_score_equals_compute_genie(similarity_file):
+    expected, expected_q = compute_genie_reference(similarity_file)
+    found = read_judgment_file(similarity_file)
+    assert found.layout == "genie-similarity"
+    scores = {
+        (s.prompt_id, s.document_id, s.feature): s for s in document_scores(found.judgments, "llm")
+    }
+    assert len(expected) == len(scores) > 40
+    for row in expected.itertuples():
+        key = (
+            native.prompt_id_of(row.Prompt),
+            native.document_key(row.Model_1, str(row.DocID_1)),
+            row.Feature,
+        )
+        assert abs(scores[key].novelty - row.GENIE) <= 1e-12
+    q_scores = {
+        (q.prompt_id, q.document_id, q.question_id): q
+        for q in question_scores(found.judgments, "llm")
+    }
+    assert len(expected_q) == len(q_scores)
+    for row in expected_q.itertuples():
+        key = (
+            native.prompt_id_of(row.Prompt),
+            native.document_key(row.Model_1, str(row.DocID_1)),
+            native.question_id_of(row.Question),
+        )
+        assert abs(q_scores[key].novelty - row.Q_GENIE) <= 1e-12
+        assert q_scores[key].target_answer == row.Answer_1
+
+
+def test_left_out_pairs_are_counted_by_reason(similarity_file):
+    records = genie.rows()
+    found = read_judgment_file(similarity_file)
+    excluded = sum(
+        r["Answer_1"] in genie.EXCLUDED or r["Answer_2"] in genie.EXCLUDED for r in records
+    )
+    kept = [
+        r
+        for r in records
+        if r["Answer_1"] not in genie.EXCLUDED and r["Answer_2"] not in genie.EXCLUDED
+    ]
+    assert found.left_out == {
+        "no_answer": excluded,
+        "zero": sum(r["Similarity"] == 0 for r in kept),
+        "empty": sum(r["Similarity"] in (None, "") for r in kept),
+        "other_number": sum(r["Similarity"] == 5 for r in kept),
+    }
+    assert excluded and all(found.left_out.values())
+    usable = [j for j in found.judgments if j.usable]
+    assert len(usable) == sum(r["Similarity"] in (1, 2, 3, 4) for r in kept)
+    judgment = found.judgments[0]
+    assert judgment.prompt == genie.PROMPTS[0] and judgment.question == genie.QUESTIONS[0][0]
+    assert (judgment.model, judgment.method, judgment.source_document_id) == ("gpt-4o", None, "0")
+    persona = next(j for j in found.judgments if j.source_model == "gpt-4o+persona")
+    assert (persona.model, persona.method) == ("gpt-4o", "persona")
+
+
+def test_column_oriented_json_and_csv_read_the_same_judgments(tmp_path, similarity_file):
+    records = genie.rows()
+    columns = tmp_path / "similarity.json"
+    columns.write_text(genie.column_json(records), "utf-8")
+    as_records = tmp_path / "records.json"
+    as_records.write_text(json.dumps(records, indent=1), "utf-8")
+    as_csv = tmp_path / "similarity.csv"
+    with open(as_csv, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(
+            handle, fieldnames=[*native.SIMILARITY_COLUMNS, "SimilarityJudgment"]
+        )
+        writer.writeheader()
+        for row in records:
+            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    reference = read_judgment_file(similarity_file)
+    for path in (columns, as_records, as_csv):
+        found = read_judgment_file(path)
+        assert found.judgments == reference.judgments, path.name
+        assert found.left_out == reference.left_out
+
+
+def test_model_table_overrides_the_plus_rule(similarity_file):
+    table = {"llama-3+persona": ("llama-3", "persona-v2"), "gpt-4o": ("gpt-4o", "baseline")}
+    found = read_judgment_file(similarity_file, models=table)
+    methods = {(j.source_model, j.model, j.method) for j in found.judgments}
+    assert methods == {
+        ("gpt-4o", "gpt-4o", "baseline"),
+        ("gpt-4o+persona", "gpt-4o", "persona"),
+        ("llama-3", "llama-3", None),
+        ("llama-3+persona", "llama-3", "persona-v2"),
+    }
+
+
+def test_a_refused_genie_file_names_file_line_and_field(tmp_path):
+    records = genie.rows()[:4]
+    records[1] = {**records[1], "DocID_1": None}
+    records[2] = {**records[2], "Answer_2": 7}
+    del records[3]["Feature"]
+    path = tmp_path / "bad.jsonl"
+    path.write_text(genie.jsonl(records) + "[1]\n", "utf-8")
+    with pytest.raises(JudgmentFileError) as caught:
+        read_judgment_file(path)
+    assert caught.value.problems == [
+        "bad.jsonl:2: DocID_1: required, must be a non-empty string or a whole number",
+        "bad.jsonl:3: Answer_2: must be a string or null",
+        "bad.jsonl:4: Feature: missing",
+        "bad.jsonl:5: row: must be a JSON object",
+    ]
+    as_records = tmp_path / "bad.json"
+    as_records.write_text(json.dumps(records, indent=2), "utf-8")
+    with pytest.raises(JudgmentFileError) as caught:
+        read_judgment_file(as_records)
+    lines = [problem.split(":")[1] for problem in caught.value.problems]
+    starts = [
+        number for number, text in enumerate(as_records.read_text().split("\n"), 1) if text == "  {"
+    ]
+    assert lines == [str(starts[1]), str(starts[2]), str(starts[3])]
+
+
+def test_texts_are_capped_and_json_depth_is_guarded(tmp_path):
+    records = genie.rows()[:2]
+    records[1] = {**records[1], "Answer_1": "x" * 50}
+    path = tmp_path / "long.jsonl"
+    path.write_text(genie.jsonl(records), "utf-8")
+    with pytest.raises(JudgmentFileError) as caught:
+        read_judgment_file(path, text_max=40)
+    assert caught.value.problems[0].startswith("long.jsonl:1: prompt: the text is")
+    assert any(
+        p.startswith("long.jsonl:2: target_answer: the text is 50") for p in caught.value.problems
+    )
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100 + "]" * 100, "utf-8")
+    with pytest.raises(JudgmentFileError) as caught:
+        read_judgment_file(deep)
+    assert caught.value.problems[0].startswith("deep.json:1: file: not valid JSON")
+
+
+def test_answers_files_make_the_pairs_to_judge(tmp_path):
+    def answers(model, docs, prompt_answers):
+        return [
+            {"Prompt": "P", "DocID": doc, "Model": model, "Question": q, "Answer": a}
+            for doc in docs
+            for q, a in prompt_answers
+        ]
+
+    targets = answers("gpt-4o+persona", [0, 1], [("Who?", "a whale"), ("Where?", "N/A")])
+    population = answers("pop", [0, 1, 2], [("Who?", "a bird"), ("Where?", "the sea")])
+    questions = {"Prompt": {"0": "P", "1": "P"}, "Question": {"0": "Who?", "1": "Where?"}}
+    questions["Feature"] = {"0": "Agent", "1": "Setting"}
+    for name, content in (("t.jsonl", targets), ("p.jsonl", population)):
+        (tmp_path / name).write_text(genie.jsonl(content), "utf-8")
+    (tmp_path / "questions.json").write_text(json.dumps(questions), "utf-8")
+    found = read_judgment_file(
+        tmp_path / "t.jsonl",
+        population=(tmp_path / "p.jsonl", None),
+        questions=(tmp_path / "questions.json", None),
+    )
+    assert found.layout == "genie-answers"
+    assert len(found.judgments) == 2 * 2 * 3
+    assert found.left_out == {"no_answer": 6}
+    assert {(j.feature, j.target_answer) for j in found.judgments} == {
+        ("Agent", "a whale"),
+        ("Setting", None),
+    }
+    assert {j.similarity for j in found.judgments} == {None}
+    assert {(j.model, j.method) for j in found.judgments} == {("gpt-4o", "persona")}
+    # without the questions file the answers name no feature
+    with pytest.raises(JudgmentFileError) as caught:
+        read_judgment_file(tmp_path / "t.jsonl", population=(tmp_path / "p.jsonl", None))
+    assert caught.value.problems[0].startswith("t.jsonl:1: Feature: none given")
+    with pytest.raises(JudgmentFileError) as caught:
+        read_judgment_file(tmp_path / "t.jsonl")
+    assert "give the population's answers file too" in caught.value.problems[0]
+
+
+def test_a_questions_file_must_agree_with_the_features(tmp_path, similarity_file):
+    question, _ = genie.QUESTIONS[0]
+    table = io.StringIO(f'Prompt,Question,Feature\n"{genie.PROMPTS[0]}","{question}",Agent\n')
+    table.name = "questions.csv"
+    with pytest.raises(JudgmentFileError) as caught:
+        read_judgment_file(similarity_file, questions=(table, None))
+    assert caught.value.problems[0] == (
+        "similarity.jsonl:1: Feature: 'Plot', but the questions file says 'Agent'"
+    )
