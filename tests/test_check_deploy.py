@@ -1,11 +1,11 @@
-import pytest
-
 """``manage.py check --deploy`` is clean under the documented production settings."""
 
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
