@@ -206,6 +206,7 @@ def test_inline_svg_keeps_its_colours_under_a_policy_without_inline_styles():
         assert ' fill="#' in svg, key
 
 
+@pytest.mark.slow
 def test_figure_files_are_svg_and_pdf_and_reproducible():
     drawing = every_drawing()["agreement"]
     pdf, svg = drawing.file("pdf"), drawing.file("svg")

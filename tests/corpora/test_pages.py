@@ -183,6 +183,7 @@ def test_a_query_link_opens_that_query_whatever_its_id(analysed_corpus):
             assert answer.status_code == 200 and answer.json()["query_id"] == query_id
 
 
+@pytest.mark.slow
 def test_downloads_hold_the_report_tables_and_figures(analysed_corpus):
     researcher = staff_client("researcher")
     report = json.loads(b"".join(researcher.get("/manage/corpora/pages/report.json")))

@@ -162,6 +162,7 @@ def test_a_selection_over_the_limit_is_refused_before_any_work(settings, monkeyp
     assert selection.counts["items"] == 36
 
 
+@pytest.mark.slow
 def test_a_large_selection_holds_no_extra_copies_of_its_texts(tmp_path):
     rows = [
         {
