@@ -14,17 +14,14 @@ report for the page.
 
 from django import forms
 from django.contrib import messages
-from django.core.cache import cache
 from django.http import (
     FileResponse,
-    Http404,
     HttpRequest,
     HttpResponse,
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from analysis.presentation import csv_stream
@@ -34,6 +31,7 @@ from core.audit import Actor
 from core.errors import ServiceError
 from core.jobs.execution import job_files_dir
 from core.jobs.pages import job_status, start_job_from_page
+from core.jobs.subject_pages import active_job, cached_charts, failed_job, report_or_404
 from core.models import Job
 from core.tabular import ImportRejected
 from diversity.census import plots, presentation, selectors
@@ -49,8 +47,6 @@ from diversity.census.services.analyses import (
     latest_report,
 )
 from diversity.census.services.imports import CensusUpload, import_census
-
-CHART_CACHE_SECONDS = 24 * 3600
 
 
 class RunCensusForm(forms.Form):
@@ -81,37 +77,13 @@ class RunCensusForm(forms.Form):
 # --------------------------------------------------------------------------- helpers
 
 
-def _jobs(census: Census):
-    return census.jobs.filter(kind=JOB_KIND)
-
-
-def _active_job(census: Census) -> Job | None:
-    running = _jobs(census).filter(state__in=[Job.State.PENDING, Job.State.RUNNING])
-    return running.order_by("-created_at").first()
-
-
-def _failed_job(census: Census) -> Job | None:
-    """The newest finished analysis, if it failed (an older report may still be shown)."""
-    finished = _jobs(census).filter(state__in=[Job.State.SUCCEEDED, Job.State.FAILED])
-    newest = finished.order_by("-created_at").first()
-    return newest if newest is not None and newest.state == Job.State.FAILED else None
-
-
 def _report_or_404(census: Census) -> tuple[Job, dict]:
-    found = latest_report(census)
-    if found is None:
-        raise Http404(f"Census {census.name} has no finished analysis yet.")
-    return found
+    return report_or_404(latest_report(census), f"Census {census.name}")
 
 
 def _charts(job: Job, report: dict) -> list[dict]:
     """The report's charts as inline SVG, drawn once per finished job (then cached)."""
-    key = f"census-report-charts:{job.pk}"
-    charts = cache.get(key)
-    if charts is None:
-        charts = _render_charts(report)
-        cache.set(key, charts, CHART_CACHE_SECONDS)
-    return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]  # noqa: S308
+    return cached_charts("census", job, lambda: _render_charts(report))
 
 
 def _render_charts(report: dict) -> list[dict]:
@@ -220,7 +192,7 @@ def census_page(request: HttpRequest, name: str) -> HttpResponse:
     census = get_object_or_404(Census, name=name)
     found = latest_report(census)
     job, report = found if found is not None else (None, None)
-    active = _active_job(census)
+    active = active_job(census, JOB_KIND)
     params = (job.params or {}) if job is not None else {}
     context = {
         "census": census,
@@ -229,7 +201,7 @@ def census_page(request: HttpRequest, name: str) -> HttpResponse:
         "report": report,
         "active_job": active,
         "active_status": job_status(active) if active else None,
-        "failed_job": _failed_job(census),
+        "failed_job": failed_job(census, JOB_KIND),
         "form": RunCensusForm(
             initial={
                 "bootstrap": params.get("bootstrap", DEFAULT_DRAWS),

@@ -14,6 +14,7 @@ from analysis.plots import FILE_FORMATS
 from analysis.presentation import csv_stream
 from core import csv_files
 from core.access import staff_page
+from core.jobs import subject_pages
 from core.jobs.execution import job_files_dir
 from core.models import Job
 from diversity.corpora import plots, presentation
@@ -26,10 +27,7 @@ FIGURE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 def report_or_404(corpus: Corpus) -> tuple[Job, dict]:
-    found = latest_analysis(corpus)
-    if found is None:
-        raise Http404(f"Corpus {corpus.name} has no finished analysis yet.")
-    return found
+    return subject_pages.report_or_404(latest_analysis(corpus), f"Corpus {corpus.name}")
 
 
 @staff_page(can_view_corpora)

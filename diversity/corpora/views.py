@@ -24,7 +24,6 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib import messages
-from django.core.cache import cache
 from django.http import (
     Http404,
     HttpRequest,
@@ -42,6 +41,7 @@ from core.access import staff_page
 from core.audit import Actor
 from core.errors import ServiceError
 from core.jobs.pages import form_problems, job_status, start_job_from_page
+from core.jobs.subject_pages import RUNNING_STATES, active_job, cached_charts, failed_job
 from core.models import Job
 from core.tabular import ImportRejected
 from diversity.corpora import plots, presentation, selectors
@@ -66,31 +66,12 @@ from diversity.corpora.services.analyses import (
 from diversity.corpora.services.batches import make_batch
 from diversity.corpora.storage import DTYPES
 
-CHART_CACHE_SECONDS = 24 * 3600
 QUERY_ROWS_SHOWN = 200
 FIGURE_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf"}
 FIGURE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-RUNNING_STATES = (Job.State.PENDING, Job.State.RUNNING)
-
-
-def _jobs(corpus: Corpus, kind: str = JOB_KIND):
-    return corpus.jobs.filter(kind=kind)
-
-
-def _active_job(corpus: Corpus, kind: str = JOB_KIND) -> Job | None:
-    running = _jobs(corpus, kind).filter(state__in=RUNNING_STATES)
-    return running.order_by("-created_at").first()
-
-
-def _failed_job(corpus: Corpus) -> Job | None:
-    finished = _jobs(corpus).filter(state__in=[Job.State.SUCCEEDED, Job.State.FAILED])
-    newest = finished.order_by("-created_at").first()
-    return newest if newest is not None and newest.state == Job.State.FAILED else None
 
 
 def _job_problems(job: Job) -> list[str]:
@@ -105,15 +86,14 @@ def _with_job(url: str, job: Job) -> str:
 
 def _charts(job: Job, report: dict) -> list[dict]:
     """The report's charts as inline SVG, drawn once per finished job (then cached)."""
-    key = f"corpus-report-charts:{job.pk}"
-    charts = cache.get(key)
-    if charts is None:
-        charts = [
+    return cached_charts(
+        "corpus",
+        job,
+        lambda: [
             {"key": name, "title": title, "caption": caption, "svg": drawing.svg()}
             for name, (title, caption, drawing) in plots.drawings(report).items()
-        ]
-        cache.set(key, charts, CHART_CACHE_SECONDS)
-    return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]  # noqa: S308
+        ],
+    )
 
 
 def _table(report: dict, key: str) -> dict:
@@ -233,7 +213,7 @@ def _embeddings_context(request: HttpRequest, corpus: Corpus) -> dict:
         "dtypes": list(DTYPES),
         "embeddings_url": reverse("manage-corpus-embeddings", args=[corpus.name]),
         "compute_url": reverse("manage-corpus-embeddings-compute", args=[corpus.name]),
-        "embeddings_job": _active_job(corpus, embedding_jobs.JOB_KIND),
+        "embeddings_job": active_job(corpus, embedding_jobs.JOB_KIND),
     }
     followed = selectors.followed_job(request.GET.get("job"), embedding_jobs.JOB_KIND, corpus)
     if followed is None:
@@ -259,7 +239,7 @@ def _render_corpus_page(
         "corpus": corpus,
         "job": job,
         "report": report,
-        "failed_job": _failed_job(corpus),
+        "failed_job": failed_job(corpus, JOB_KIND),
         "form": RunCorpusForm(
             initial={
                 "bootstrap": params.get("bootstrap", DEFAULT_DRAWS),
@@ -278,7 +258,7 @@ def _render_corpus_page(
     }
     # One progress card: a running analysis, else a running embeddings job (the analysis
     # waits for the embeddings it would use).
-    active = _active_job(corpus) or context.get("embeddings_job")
+    active = active_job(corpus, JOB_KIND) or context.get("embeddings_job")
     context["active_job"] = active
     context["active_status"] = job_status(active) if active else None
     context["active_is_embeddings"] = active is not None and active.kind == embedding_jobs.JOB_KIND

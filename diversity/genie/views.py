@@ -10,17 +10,14 @@
 
 from django import forms
 from django.contrib import messages
-from django.core.cache import cache
 from django.http import (
     FileResponse,
-    Http404,
     HttpRequest,
     HttpResponse,
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from analysis.presentation import csv_stream
@@ -30,6 +27,7 @@ from core.audit import Actor
 from core.errors import ServiceError
 from core.jobs.execution import job_files_dir
 from core.jobs.pages import job_status, start_job_from_page
+from core.jobs.subject_pages import active_job, cached_charts, failed_job, report_or_404
 from core.models import Job
 from core.tabular import ImportRejected
 from diversity.genie import exports, plots, presentation, selectors
@@ -45,8 +43,6 @@ from diversity.genie.services.analyses import (
     latest_report,
 )
 from diversity.genie.services.imports import companion_files, import_genie
-
-CHART_CACHE_SECONDS = 24 * 3600
 
 
 class RunGenieForm(forms.Form):
@@ -76,36 +72,13 @@ class RunGenieForm(forms.Form):
 # --------------------------------------------------------------------------- helpers
 
 
-def _jobs(genie_set: GenieSet):
-    return genie_set.jobs.filter(kind=JOB_KIND)
-
-
-def _active_job(genie_set: GenieSet) -> Job | None:
-    running = _jobs(genie_set).filter(state__in=[Job.State.PENDING, Job.State.RUNNING])
-    return running.order_by("-created_at").first()
-
-
-def _failed_job(genie_set: GenieSet) -> Job | None:
-    finished = _jobs(genie_set).filter(state__in=[Job.State.SUCCEEDED, Job.State.FAILED])
-    newest = finished.order_by("-created_at").first()
-    return newest if newest is not None and newest.state == Job.State.FAILED else None
-
-
 def _report_or_404(genie_set: GenieSet) -> tuple[Job, dict]:
-    found = latest_report(genie_set)
-    if found is None:
-        raise Http404(f"Genie set {genie_set.name} has no finished analysis yet.")
-    return found
+    return report_or_404(latest_report(genie_set), f"Genie set {genie_set.name}")
 
 
 def _charts(job: Job, report: dict) -> list[dict]:
     """The report's charts as inline SVG, drawn once per finished job (then cached)."""
-    key = f"genie-report-charts:{job.pk}"
-    charts = cache.get(key)
-    if charts is None:
-        charts = _render_charts(report)
-        cache.set(key, charts, CHART_CACHE_SECONDS)
-    return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]  # noqa: S308
+    return cached_charts("genie", job, lambda: _render_charts(report))
 
 
 def _render_charts(report: dict) -> list[dict]:
@@ -226,7 +199,7 @@ def genie_page(request: HttpRequest, name: str) -> HttpResponse:
     genie_set = get_object_or_404(GenieSet.objects.select_related("human_batch"), name=name)
     found = latest_report(genie_set)
     job, report = found if found is not None else (None, None)
-    active = _active_job(genie_set)
+    active = active_job(genie_set, JOB_KIND)
     params = (job.params or {}) if job is not None else {}
     context = {
         "genie_set": genie_set,
@@ -234,7 +207,7 @@ def genie_page(request: HttpRequest, name: str) -> HttpResponse:
         "report": report,
         "active_job": active,
         "active_status": job_status(active) if active else None,
-        "failed_job": _failed_job(genie_set),
+        "failed_job": failed_job(genie_set, JOB_KIND),
         "form": RunGenieForm(
             initial={
                 "bootstrap": params.get("bootstrap", DEFAULT_DRAWS),
