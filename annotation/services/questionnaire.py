@@ -165,48 +165,66 @@ def _number(value, where: str) -> int | float:
     return int(number) if number.is_integer() else number
 
 
+class AnswersRefused(InvalidInput):
+    """Every problem of a questionnaire's answers (``problems``: question id -> message);
+    as an ``InvalidInput`` it names the first."""
+
+    def __init__(self, problems: dict[str, str]):
+        field, message = next(iter(problems.items()))
+        super().__init__(field, message)
+        self.problems = problems
+
+
 def clean_answers(definition: list[dict], raw: dict) -> dict:
-    """One worker's answers, checked; ``InvalidInput`` names the question's id."""
-    answers = {}
+    """One worker's answers, checked; ``AnswersRefused`` lists every question with a
+    problem (a missing answer, a choice not offered, a number out of range...)."""
+    answers, problems = {}, {}
     for question in definition:
-        qid = question["id"]
-        value = raw.get(qid)
-        if isinstance(value, str):
-            value = value.strip()
-        if value in (None, ""):
-            if question["required"]:
-                raise InvalidInput(qid, "please answer this question")
-            answers[qid] = None
-            continue
-        kind = question["type"]
-        if kind == "choice":
-            if value not in question["options"]:
-                raise InvalidInput(qid, "please choose one of the options")
-        elif kind == "number":
-            try:
-                value = float(value)
-            except (TypeError, ValueError):
-                raise InvalidInput(qid, "please give a number") from None
-            if value != value or value in (float("inf"), float("-inf")):
-                raise InvalidInput(qid, "please give a number")
-            if value.is_integer():
-                value = int(value)
-            low, high = question.get("min"), question.get("max")
-            if (low is not None and value < low) or (high is not None and value > high):
-                limits = (
-                    f"between {low} and {high}"
-                    if low is not None and high is not None
-                    else (f"at least {low}" if low is not None else f"at most {high}")
-                )
-                raise InvalidInput(qid, f"please give a number {limits}")
-        else:
-            value = str(value)
-            if len(value) > MAX_TEXT_CHARS:
-                raise InvalidInput(qid, f"please keep it under {MAX_TEXT_CHARS} characters")
-            if first_control_character(value) is not None:
-                raise InvalidInput(qid, "contains a control character")
-        answers[qid] = value
+        try:
+            answers[question["id"]] = _clean_answer(question, raw.get(question["id"]))
+        except InvalidInput as wrong:
+            problems[question["id"]] = wrong.message
+    if problems:
+        raise AnswersRefused(problems)
     return answers
+
+
+def _clean_answer(question: dict, value):
+    qid = question["id"]
+    if isinstance(value, str):
+        value = value.strip()
+    if value in (None, ""):
+        if question["required"]:
+            raise InvalidInput(qid, "please answer this question")
+        return None
+    kind = question["type"]
+    if kind == "choice":
+        if value not in question["options"]:
+            raise InvalidInput(qid, "please choose one of the options")
+    elif kind == "number":
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise InvalidInput(qid, "please give a number") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise InvalidInput(qid, "please give a number")
+        if value.is_integer():
+            value = int(value)
+        low, high = question.get("min"), question.get("max")
+        if (low is not None and value < low) or (high is not None and value > high):
+            limits = (
+                f"between {low} and {high}"
+                if low is not None and high is not None
+                else (f"at least {low}" if low is not None else f"at most {high}")
+            )
+            raise InvalidInput(qid, f"please give a number {limits}")
+    else:
+        value = str(value)
+        if len(value) > MAX_TEXT_CHARS:
+            raise InvalidInput(qid, f"please keep it under {MAX_TEXT_CHARS} characters")
+        if first_control_character(value) is not None:
+            raise InvalidInput(qid, "contains a control character")
+    return value
 
 
 def record_answers(batch, participation, raw: dict) -> dict:

@@ -347,8 +347,8 @@ def questionnaire(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         try:
             record_answers(batch, participation, answers)
-        except InvalidInput as wrong:
-            problems[wrong.field] = wrong.message
+        except InvalidInput as wrong:  # every question with a problem is flagged
+            problems = dict(getattr(wrong, "problems", {wrong.field: wrong.message}))
         else:
             return redirect(reverse("work-task", args=[batch.slug]))
     return render(
@@ -361,6 +361,8 @@ def questionnaire(request: HttpRequest, slug: str) -> HttpResponse:
                     **question,
                     "answer": answers.get(question["id"]),
                     "problem": problems.get(question["id"]),
+                    # the keyboard starts at the first question to fix
+                    "first_problem": question["id"] == next(iter(problems), None),
                 }
                 for question in batch.questionnaire
             ],

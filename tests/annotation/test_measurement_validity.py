@@ -446,6 +446,21 @@ def test_the_questionnaire_is_asked_once_after_consent_and_validated():
     ]
 
 
+def test_an_empty_questionnaire_flags_every_missing_answer_and_focuses_the_first():
+    batch = make_batch(n_items=1, per_item=1, questionnaire=QUESTIONS)
+    client = Client()
+    client.get(f"/work/{batch.slug}/", {"worker": "empty-q"})
+    client.post(f"/work/{batch.slug}/consent")
+    page = client.post(f"/work/{batch.slug}/questionnaire", {})
+    html = page.content.decode()
+    assert page.status_code == 400
+    assert html.count("please answer this question") == 2  # both, not only the first
+    assert html.count("autofocus") == 1
+    first_radio = html.index('name="english"')
+    assert html.index("autofocus") > first_radio > 0
+    assert html.index("autofocus") < html.index('name="age"')
+
+
 def test_a_bad_questionnaire_definition_is_refused_naming_the_question():
     from core.errors import InvalidInput
 
