@@ -205,6 +205,9 @@ class Batch(models.Model):
     )
     bundles_per_participant = models.PositiveIntegerField(null=True, blank=True)
     bundle_order = models.CharField(max_length=16, default="random", db_default="random")
+    # --- what an annotator may say besides a label
+    allow_cant_judge = models.BooleanField(default=False, db_default=False)
+    comment_box = models.CharField(max_length=16, default="none", db_default="none")
     # --- languages (docs/SPEC.md, "Languages")
     languages = models.JSONField(
         default=list, blank=True, db_default=[], help_text="Language codes the batch offers."
@@ -539,6 +542,7 @@ class LabelStatus(models.TextChoices):
     EXCLUDED = "excluded", "Excluded (annotator excluded)"
     CHECK = "check", "Attention check (never counted)"
     REPEAT = "repeat", "Repeat of an earlier item (never counted)"
+    CANT_JUDGE = "cant_judge", "I can't judge this (never counted; the slot went back)"
 
 
 # The statuses of labels of regular items (what quotas and progress count).
@@ -556,7 +560,9 @@ BUILT_IN_LABEL_RULES = {
 
 
 def _label_value_rule() -> Q:
-    rule = ~Q(kind__in=sorted(BUILT_IN_LABEL_RULES)) & (
+    # "I can't judge this" carries no value; every other label carries its kind's value
+    rule = Q(status="cant_judge", value__isnull=True, text__isnull=True)
+    rule |= ~Q(kind__in=sorted(BUILT_IN_LABEL_RULES)) & (
         Q(value__isnull=False) | Q(text__isnull=False)
     )
     for kind, condition in sorted(BUILT_IN_LABEL_RULES.items()):
@@ -584,6 +590,8 @@ class Label(models.Model):
     )
     position_in_bundle = models.PositiveSmallIntegerField(null=True, blank=True)
     check_passed = models.BooleanField(null=True, blank=True)
+    # the annotator's optional note on the item (the batch's comment_box)
+    comment = models.TextField(blank=True, default="", db_default="")
     too_fast = models.BooleanField(default=False, db_default=False)
     straightlined = models.BooleanField(default=False, db_default=False)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)

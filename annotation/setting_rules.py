@@ -155,3 +155,12 @@ def bundle_by(field: str, value) -> None:
 def bundle_order(field: str, value) -> None:
     if value not in BUNDLE_ORDERS:
         raise InvalidInput(field, f"must be one of {', '.join(BUNDLE_ORDERS)}, got {value!r}")
+
+
+COMMENT_BOXES = ("none", "optional")
+MAX_COMMENT_CHARS = 2000
+
+
+def comment_box(field: str, value) -> None:
+    if value not in COMMENT_BOXES:
+        raise InvalidInput(field, f"must be one of {', '.join(COMMENT_BOXES)}, got {value!r}")

@@ -297,6 +297,26 @@ DESIGN = (
         flag_help="random (default), balanced or imported",
     ),
     BatchSetting(
+        "allow_cant_judge",
+        "Offer “I can't judge this”",
+        "Annotators may pass on an item they cannot judge: stored as cant_judge, never "
+        "counted, and its slot goes to someone else.",
+        rules.flag,
+        default=False,
+        shape="flag",
+        flag_help="offer an “I can't judge this” choice (never counted; the slot is refilled)",
+    ),
+    BatchSetting(
+        "comment_box",
+        "Comment box",
+        "optional: a box under each item for a short note on why (exported as comment).",
+        rules.comment_box,
+        default="none",
+        shape="choice",
+        choices=(("none", "None"), ("optional", "Optional comment")),
+        flag_help="none (default) or optional: a note per item",
+    ),
+    BatchSetting(
         "reward_per_participant",
         "Reward per participant",
         "What one participant is paid, for the effective hourly pay shown here.",

@@ -212,7 +212,6 @@ def mturk_submission(participation: Participation) -> dict | None:
 # ``submit_label`` the duration); this only describes it in the OpenAPI schema.
 LABEL_REQUEST_SCHEMA = {
     "type": "object",
-    "required": ["value"],
     "properties": {
         "value": {
             "oneOf": [{"type": "integer"}, {"type": "string"}],
@@ -220,6 +219,16 @@ LABEL_REQUEST_SCHEMA = {
             "kinds that write (KINDS.md)",
         },
         "duration_ms": {"type": "integer", "minimum": 0, "nullable": True},
+        "cant_judge": {
+            "type": "boolean",
+            "description": "true instead of a value: “I can't judge this” (batches with "
+            "allow_cant_judge); stored as cant_judge, never counted, the slot goes back",
+        },
+        "comment": {
+            "type": "string",
+            "maxLength": 2000,
+            "description": "the annotator's note on the item (batches with a comment box)",
+        },
     },
 }
 
@@ -242,7 +251,9 @@ class SubmitLabelView(WorkerAPIView):
         responses={
             (201, "application/json"): {
                 "type": "object",
-                "properties": {"status": {"enum": ["counted", "surplus", "excluded"]}},
+                "properties": {
+                    "status": {"enum": ["counted", "surplus", "excluded", "cant_judge"]}
+                },
             }
         },
     )
@@ -250,8 +261,8 @@ class SubmitLabelView(WorkerAPIView):
         body = request.data
         if not isinstance(body, dict):
             raise InvalidInput("body", "must be a JSON object with 'value' and 'duration_ms'")
-        if "value" not in body:
-            raise InvalidInput("value", "is required")
+        if "value" not in body and body.get("cant_judge") is not True:
+            raise InvalidInput("value", "is required (or cant_judge: true, where offered)")
         last_error = NotFound("No such assignment.")
         # a session may hold a few batches' annotators; the assignment names its own, and
         # submit_label finds it only for that one (no query for the annotators themselves)
@@ -263,6 +274,8 @@ class SubmitLabelView(WorkerAPIView):
                     body.get("value"),
                     body.get("duration_ms"),
                     browser_keys=worker_session.browser_keys(request.session),
+                    cant_judge=body.get("cant_judge"),
+                    comment=body.get("comment"),
                 )
             except NotFound as missing:
                 last_error = missing

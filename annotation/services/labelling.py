@@ -20,8 +20,10 @@ from annotation.models import (
     Purpose,
 )
 from annotation.services import policies, quality, slots, sql
+from annotation.setting_rules import MAX_COMMENT_CHARS
 from core.errors import Conflict, InvalidInput, NotFound
 from core.locking import lock_rows
+from core.text import check_text
 
 MAX_DURATION_MS = 2**31 - 1
 TAKEN_OVER = (
@@ -45,8 +47,15 @@ def submit_label(
     now: datetime | None = None,
     *,
     browser_keys: frozenset[str] | None = None,
+    cant_judge: bool = False,
+    comment: str | None = None,
 ) -> SubmitOutcome:
     """Store the annotator's label for their assignment.
+
+    With ``cant_judge`` (a batch that offers "I can't judge this"), no value: the label
+    is stored as ``cant_judge``, never counted, and a regular lease still open gives its
+    slot back, so the item goes to someone else. ``comment`` is the annotator's optional
+    note (a batch with a comment box), kept with the label whatever its status.
 
     * an open lease: counted (its slot was reserved when it was leased);
     * an expired lease: counted if the item still has room (a pair: room in the order it
@@ -70,11 +79,20 @@ def submit_label(
     """
     now = now or timezone.now()
     assignment_uuid = _parse_assignment_id(assignment_id)
-    fast = _submit_in_one_statement(
-        annotator, assignment_uuid, value, duration_ms, now, browser_keys=browser_keys
-    )
-    if fast is not None:
-        return fast
+    cant_judge = _flag("cant_judge", cant_judge)
+    comment = _clean_comment(comment)
+    if not cant_judge:  # "can't judge" always takes the locked path
+        fast = _submit_in_one_statement(
+            annotator,
+            assignment_uuid,
+            value,
+            duration_ms,
+            now,
+            browser_keys=browser_keys,
+            comment=comment,
+        )
+        if fast is not None:
+            return fast
     with transaction.atomic():
         assignment = (
             lock_rows(Assignment.objects.filter(pk=assignment_uuid, annotator=annotator))
@@ -85,18 +103,31 @@ def submit_label(
             raise NotFound("No such assignment.")
         batch = assignment.batch
         kind = batch.task_kind
-        clean = kind.canonical(kind.clean_label(batch, value), assignment.shown_order)
+        _check_offered(batch, cant_judge, comment)
+        clean = (
+            CleanLabel()
+            if cant_judge
+            else kind.canonical(kind.clean_label(batch, value), assignment.shown_order)
+        )
         duration_ms = _validate_duration(duration_ms)
         if assignment.state == AssignmentState.SUBMITTED:
             earlier = Label.objects.get(assignment=assignment)
-            if not kind.same_label(_stored(earlier), clean):
+            passed_before = earlier.status == LabelStatus.CANT_JUDGE
+            if passed_before != cant_judge or not kind.same_label(_stored(earlier), clean):
+                shown = "“I can't judge this”" if passed_before else kind.shown(earlier)
                 raise Conflict(
-                    f"value: this assignment was already labelled {kind.shown(earlier)}; "
+                    f"value: this assignment was already labelled {shown}; "
                     "a label cannot be changed"
                 )
             return SubmitOutcome(earlier.status, False, earlier)
         check_passed, too_fast, straightlined = None, False, False
-        if assignment.purpose == Purpose.CHECK:
+        if cant_judge:
+            # never counted, whatever the lease was for; a regular open lease's slot goes
+            # back at once (an expired one gave it back already)
+            status = LabelStatus.CANT_JUDGE
+            if assignment.purpose == Purpose.REGULAR and assignment.state == AssignmentState.OPEN:
+                slots.release_slots([(assignment.item_id, assignment.shown_order)])
+        elif assignment.purpose == Purpose.CHECK:
             status = LabelStatus.CHECK
             gold = Item.objects.filter(pk=assignment.item_id).values_list("gold", flat=True)
             check_passed = kind.passes_check(gold.get() or [], clean)
@@ -136,6 +167,7 @@ def submit_label(
             shown_order=assignment.shown_order,
             position_in_bundle=assignment.position_in_bundle,
             check_passed=check_passed,
+            comment=comment,
             too_fast=too_fast,
             straightlined=straightlined,
             duration_ms=duration_ms,
@@ -157,6 +189,7 @@ def _submit_in_one_statement(
     now: datetime,
     *,
     browser_keys: frozenset[str] | None = None,
+    comment: str = "",
 ) -> SubmitOutcome | None:
     """The common case on PostgreSQL — the first submission to an open regular lease of
     an annotator who is not excluded — as one read and one write
@@ -183,10 +216,12 @@ def _submit_in_one_statement(
         return None
     batch = assignment.batch
     kind = batch.task_kind
+    _check_offered(batch, False, comment)
     clean = kind.canonical(kind.clean_label(batch, value), assignment.shown_order)
     duration_ms = _validate_duration(duration_ms)
     too_fast, straightlined = quality.flags(batch, annotator.pk, clean.value, duration_ms)
     columns = {
+        "comment": comment,
         "kind": batch.kind,
         "value": clean.value,
         "text": clean.text,
@@ -248,6 +283,36 @@ def _claim_count(assignment: Assignment, excluded: bool) -> str:
         return LabelStatus.COUNTED
     # The lease expired and gave its slot back: count only if there is still room.
     return LabelStatus.COUNTED if slots.count_if_room(*slot) else LabelStatus.SURPLUS
+
+
+def _flag(field: str, raw) -> bool:
+    if raw is None:
+        return False
+    if not isinstance(raw, bool):
+        raise InvalidInput(field, f"must be true or false, got {raw!r}")
+    return raw
+
+
+def _clean_comment(raw) -> str:
+    if raw is None:
+        return ""
+    if not isinstance(raw, str):
+        raise InvalidInput("comment", "must be text")
+    comment = raw.strip()
+    if len(comment) > MAX_COMMENT_CHARS:
+        raise InvalidInput(
+            "comment", f"is {len(comment):,} characters long; at most {MAX_COMMENT_CHARS:,}"
+        )
+    check_text("comment", comment, multiline=True)
+    return comment
+
+
+def _check_offered(batch: Batch, cant_judge: bool, comment: str) -> None:
+    """What the annotator may say besides a label is what the batch offers."""
+    if cant_judge and not batch.allow_cant_judge:
+        raise InvalidInput("cant_judge", "this study does not offer “I can't judge this”")
+    if comment and batch.comment_box == "none":
+        raise InvalidInput("comment", "this study takes no comments")
 
 
 def _parse_assignment_id(assignment_id) -> uuid.UUID:

@@ -154,6 +154,7 @@ def expected_long(batch, all_statuses=False) -> list[dict]:
             "shown_order": label.shown_order or None,
             "position_in_bundle": label.position_in_bundle,
             "check_passed": label.check_passed,
+            "comment": label.comment,
             "duration_ms": label.duration_ms,
             "submitted_at": iso(label.submitted_at),
         }

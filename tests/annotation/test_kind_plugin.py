@@ -105,6 +105,7 @@ def test_a_kind_from_the_settings_runs_end_to_end(thumbs):
             "shown_order": None,
             "position_in_bundle": None,
             "check_passed": None,
+            "comment": "",
             "duration_ms": None,
             "submitted_at": long_rows[0]["submitted_at"],
         }

@@ -38,6 +38,8 @@ GOOD = {
     "bundle_by": ("meta:form", "meta:form"),
     "bundles_per_participant": ("1", 1),
     "bundle_order": ("balanced", "balanced"),
+    "allow_cant_judge": (None, True),
+    "comment_box": ("optional", "optional"),
 }
 SPECIAL_FLAGS = {"questionnaire", "reward_per_participant", "reward_currency"}
 

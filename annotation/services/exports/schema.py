@@ -57,7 +57,10 @@ ITEM_COLUMNS = [
 ANNOTATOR_COLUMN = ExportColumn("annotator", "string", "the annotator's pseudonym")
 LABEL_TAIL_COLUMNS = [
     ExportColumn(
-        "status", "string", "counted, surplus, excluded, check (attention check) or repeat"
+        "status",
+        "string",
+        "counted, surplus, excluded, check (attention check), repeat, or cant_judge "
+        "(“I can't judge this”: no value, never counted)",
     ),
     ExportColumn("shown_order", "string", "a pair's order on the page: ab (A first) or ba"),
     ExportColumn(
@@ -66,6 +69,7 @@ LABEL_TAIL_COLUMNS = [
         "where in their bundle the annotator met the item (0 first; null outside bundles)",
     ),
     ExportColumn("check_passed", "bool", "an attention check's outcome (null otherwise)"),
+    ExportColumn("comment", "string", "the annotator's note on the item (empty when none)"),
     ExportColumn("duration_ms", "int", "time from showing the item to submitting, if known"),
     ExportColumn("submitted_at", "string", "when the label was stored (UTC)"),
 ]
