@@ -55,6 +55,10 @@ class BatchArrays:
     # per item: its query's category and sub-category ("" for none)
     categories: list[str] = field(default_factory=list)
     subcategories: list[str] = field(default_factory=list)
+    # per item: the model that wrote its response (pairwise: response A's; "" for none)
+    models: list[str] = field(default_factory=list)
+    # per pairwise item: the model that wrote response B ("" for none; absolute: empty)
+    models_b: list[str] = field(default_factory=list)
 
     @property
     def n_items(self) -> int:
@@ -113,6 +117,8 @@ class BatchArrays:
             },
             categories=per_item(self.categories),
             subcategories=per_item(self.subcategories),
+            models=per_item(self.models),
+            models_b=per_item(self.models_b),
         )
 
 
@@ -141,6 +147,9 @@ def load_items(batch: Batch) -> BatchArrays:
             "gold",
             "query__category",
             "query__subcategory",
+            "response__model",
+            "response_a__model",
+            "response_b__model",
         )
     )
     if batch.kind == BatchKind.PAIRWISE:
@@ -163,6 +172,10 @@ def load_items(batch: Batch) -> BatchArrays:
         gold=[_accepted(row[5]) for row in item_rows],
         categories=[row[6] for row in item_rows],
         subcategories=[row[7] for row in item_rows],
+        models=[
+            (row[9] if batch.kind == BatchKind.PAIRWISE else row[8]) or "" for row in item_rows
+        ],
+        models_b=[row[10] or "" for row in item_rows] if batch.kind == BatchKind.PAIRWISE else [],
     )
 
 

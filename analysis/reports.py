@@ -25,6 +25,7 @@ import numpy as np
 
 from analysis import stats
 from analysis.loading import BatchArrays, SourceScores
+from analysis.report_rankings import rankings_entry
 
 SOURCE_KINDS = ("lm", "reward_model", "judge", "other")
 
@@ -194,6 +195,7 @@ class Report(TypedDict):
     validity: Validity
     category_min_items: int
     by_category: list[CategoryEntry]
+    rankings: NotRequired[dict]  # only when items name their models (report_rankings)
 
 
 def build_report(
@@ -257,6 +259,9 @@ def build_report(
         "category_min_items": MIN_CATEGORY_ITEMS,
         "by_category": by_category,
     }
+    model_rankings = rankings_entry(arrays, figures.subsets, n_resamples, seed)
+    if model_rankings is not None:
+        report["rankings"] = model_rankings
     _tell(progress, steps, steps)
     return report
 
