@@ -87,6 +87,8 @@ HISTOGRAM_COLOURS = {
     "p_disagree": "#8a6d3b",
     "crowd": "#5f7f5f",
 }
+# The model rankings: the full set and each subset family's default subset.
+RANKING_COLOURS = {"full": "#333333", "similar": "#4c6a92", "disagree": "#b5533c"}
 
 STYLE = {
     "svg.fonttype": "none",
@@ -671,6 +673,61 @@ def crowd_spearman_drawing(annotators: Sequence[dict]) -> Drawing | None:
 
 def crowd_spearman_histogram(annotators: Sequence[dict]) -> str | None:
     return _svg(crowd_spearman_drawing(annotators))
+
+
+# --------------------------------------------------------------------------- rankings
+
+
+def ranking_drawing(rankings: dict | None) -> Drawing | None:
+    """Each model's score with its 95 % annotator-bootstrap interval, best on top: the
+    full set and each subset's refit (offset below it)."""
+    if not rankings:
+        return None
+    pairwise = rankings.get("bradley_terry") is not None
+    fitted = rankings["bradley_terry"] if pairwise else rankings.get("absolute")
+    if not fitted or not fitted.get("models"):
+        return None
+    score_key = "log_strength" if pairwise else "mean"
+    models = [entry["model"] for entry in fitted["models"]]
+    parts = [("full", "full set", fitted["models"])]
+    parts += [
+        (entry["role"], name, entry["models"])
+        for name, entry in fitted.get("by_subset", {}).items()
+    ]
+
+    def draw(figure: Figure) -> None:
+        ax = figure.add_subplot()
+        step = 0.8 / max(len(parts), 1)
+        for number, (role, label, entries) in enumerate(parts):
+            by_model = {entry["model"]: entry for entry in entries}
+            y, x, low, high = [], [], [], []
+            for row, model in enumerate(models):
+                entry = by_model.get(model)
+                if entry is None or entry.get(score_key) is None:
+                    continue
+                y.append(row + number * step)
+                x.append(entry[score_key])
+                ci = entry.get("ci") or [entry[score_key], entry[score_key]]
+                low.append(entry[score_key] - ci[0])
+                high.append(ci[1] - entry[score_key])
+            colour = RANKING_COLOURS.get(role, RANKING_COLOURS["full"])
+            ax.errorbar(
+                x, y, xerr=[low, high], fmt="o", color=colour, markersize=4, capsize=2,
+                label=chart_text(label),
+            )  # fmt: skip
+        ax.set_yticks(range(len(models)), [chart_text(model) for model in models])
+        ax.invert_yaxis()
+        if pairwise:
+            ax.axvline(0, color="#999999", linewidth=0.8, linestyle=":")
+            ax.set_xlabel("log-strength (natural log, sums to zero) with 95 % interval")
+            ax.set_title("Bradley–Terry–Davidson strength per model", loc="left")
+        else:
+            ax.set_xlabel("mean rating with 95 % interval")
+            ax.set_title("Mean rating per model", loc="left")
+        _legend_below(figure, ax, len(parts))
+
+    height = 1.6 + 0.35 * len(models) * max(1, len(parts) / 2)
+    return Drawing(draw, (6.4, min(height, 12)), "Model strengths with their intervals")
 
 
 # --------------------------------------------------------------------------- scatter

@@ -149,7 +149,8 @@ def _bradley_terry(
     if fit.reason is not None:
         entry["reason"] = fit.reason
     if result.win_probability is not None:
-        fitted = [i for i, name in enumerate(names) if np.isfinite(result.ranking.score[i])]
+        # in rank order, as the models are listed
+        fitted = [names.index(row["model"]) for row in entry["models"]]
         matrix = result.win_probability[np.ix_(fitted, fitted)]
         entry["win_probability"] = {
             "models": [names[i] for i in fitted],

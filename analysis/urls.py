@@ -46,6 +46,12 @@ urlpatterns = [
         name="manage-report-category-annotators",
     ),
     path(
+        "manage/<slug:slug>/report/rankings.csv",
+        views.report_table_csv,
+        {"table": "rankings"},
+        name="manage-report-rankings",
+    ),
+    path(
         "manage/<slug:slug>/report/figures.zip",
         views.report_figures_zip,
         name="manage-report-figures",

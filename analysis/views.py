@@ -167,6 +167,14 @@ CAPTIONS = {
         "annotators' labels on the same items (leave-one-out): low values flag "
         "idiosyncratic annotators, or a consistent minority view."
     ),
+    "rankings": (
+        "Each model's strength with its 95 % interval from a cluster bootstrap over "
+        "annotators (people resampled with all their labels, not single votes). Pairwise: "
+        "Bradley–Terry–Davidson log-strength (natural log, summing to zero over the models; "
+        "ties by Davidson's parameter ν); absolute: the mean rating of the model's responses. "
+        "Below each model: the same fit on the default similar-quality and high-disagreement "
+        "subsets (ANALYSIS.md, Model rankings)."
+    ),
     "scatter": (
         "Every labelled item: its mean human label against each source's score as imported "
         "now, one panel per source in the source's colour (above 5,000 items the points "
@@ -207,6 +215,12 @@ def _report_charts(report: dict) -> list[ReportChart]:
             "Agreement across the batch",
             "half",
             lambda: plots.agreement_drawing(report.get("agreement", {})),
+        ),
+        (
+            "rankings",
+            "Model rankings",
+            "half",
+            lambda: plots.ranking_drawing(report.get("rankings")),
         ),
         (
             "crowd",
@@ -320,6 +334,7 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
                     c["subset"] == "full" and c["n"] > 0 for c in report.get("correlations", [])
                 ),
                 "agreement": presentation.agreement(report),
+                "rankings": presentation.rankings(report),
                 "validity": presentation.validity(report),
                 "sources": presentation.source_rows(score_coverage(batch)),
                 "item_rows": presentation.item_rows(report, ITEM_ROWS_SHOWN, items),
@@ -401,6 +416,7 @@ REPORT_TABLES = {
     "categories": presentation.category_table,
     "category_correlations": presentation.category_correlation_table,
     "category_annotators": presentation.category_annotator_table,
+    "rankings": presentation.ranking_table,
 }
 
 
