@@ -86,6 +86,7 @@ HISTOGRAM_COLOURS = {
     "entropy": "#4c6a92",
     "p_disagree": "#8a6d3b",
     "crowd": "#5f7f5f",
+    "competence": "#7a5c8e",
 }
 # The model rankings: the full set and each subset family's default subset.
 RANKING_COLOURS = {"full": "#333333", "similar": "#4c6a92", "disagree": "#b5533c"}
@@ -728,6 +729,24 @@ def ranking_drawing(rankings: dict | None) -> Drawing | None:
 
     height = 1.6 + 0.35 * len(models) * max(1, len(parts) / 2)
     return Drawing(draw, (6.4, min(height, 12)), "Model strengths with their intervals")
+
+
+def competence_drawing(competence: dict | None) -> Drawing | None:
+    """Histogram of the annotators' MACE competence (share of labels that are not guesses)."""
+    annotators = (competence or {}).get("annotators", [])
+    values = _finite(entry.get("mace_competence") for entry in annotators)
+    if values.size == 0:
+        return None
+
+    def draw(figure: Figure) -> None:
+        ax = figure.add_subplot()
+        mean = _histogram(ax, values, np.linspace(0, 1, 21), color=HISTOGRAM_COLOURS["competence"])
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(f"MACE competence (dashed line: mean = {mean:.2f})")
+        ax.set_ylabel("annotators")
+        ax.set_title(f"Annotator competence ({values.size:,} annotators)", loc="left")
+
+    return Drawing(draw, (6.4, 3.8), "Histogram of the annotators' MACE competence")
 
 
 # --------------------------------------------------------------------------- scatter

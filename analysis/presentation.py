@@ -719,3 +719,52 @@ def ranking_table(report: dict) -> tuple[list[str], Iterator[list]]:
                     yield [subset, role, entry["model"], score, *figures(entry, score), *tau_cells]
 
     return RANKING_COLUMNS, rows()
+
+
+# --------------------------------------------------------------------------- competence
+
+COMPETENCE_COLUMNS = [
+    "annotator",
+    "n_labels",
+    "dawid_skene_competence",
+    "mace_competence",
+    "mace_spam_share",
+    "mace_strategy_label",
+    "majority_agreement",
+]
+
+
+def competence(report: dict, limit: int) -> dict | None:
+    """The "Annotator competence" card: the assumption, the review list and the first
+    ``limit`` annotators, lowest MACE competence first (None without the section)."""
+    section = report.get("competence")
+    if not section:
+        return None
+    entries = sorted(
+        section["annotators"],
+        key=lambda entry: (entry["mace_competence"] is None, entry["mace_competence"] or 0),
+    )
+    return {
+        "assumption": section["assumption"],
+        "review": section["review"],
+        "n_total": len(entries),
+        "rows": [
+            {
+                "annotator": entry["annotator"],
+                "n_labels": entry["n_labels"],
+                "mace": fmt(entry["mace_competence"], 2),
+                "spam": fmt(entry["mace_spam_share"], 2),
+                "strategy": entry["mace_strategy_label"],
+                "dawid_skene": fmt(entry["dawid_skene_competence"], 2),
+                "majority": fmt(entry["majority_agreement"], 2),
+            }
+            for entry in entries[:limit]
+        ],
+    }
+
+
+def competence_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    """Columns and rows of competence.csv: one row per annotator with counted labels."""
+    entries = (report.get("competence") or {}).get("annotators", [])
+    rows = ([entry.get(column) for column in COMPETENCE_COLUMNS] for entry in entries)
+    return COMPETENCE_COLUMNS, rows

@@ -25,6 +25,7 @@ import numpy as np
 
 from analysis import stats
 from analysis.loading import BatchArrays, SourceScores
+from analysis.report_competence import competence_entry
 from analysis.report_rankings import rankings_entry
 
 SOURCE_KINDS = ("lm", "reward_model", "judge", "other")
@@ -196,6 +197,7 @@ class Report(TypedDict):
     category_min_items: int
     by_category: list[CategoryEntry]
     rankings: NotRequired[dict]  # only when items name their models (report_rankings)
+    competence: NotRequired[dict]  # Dawid–Skene and MACE per annotator (report_competence)
 
 
 def build_report(
@@ -262,6 +264,9 @@ def build_report(
     model_rankings = rankings_entry(arrays, figures.subsets, n_resamples, seed)
     if model_rankings is not None:
         report["rankings"] = model_rankings
+    annotator_competence = competence_entry(arrays)
+    if annotator_competence is not None:
+        report["competence"] = annotator_competence
     _tell(progress, steps, steps)
     return report
 

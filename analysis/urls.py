@@ -52,6 +52,12 @@ urlpatterns = [
         name="manage-report-rankings",
     ),
     path(
+        "manage/<slug:slug>/report/competence.csv",
+        views.report_table_csv,
+        {"table": "competence"},
+        name="manage-report-competence",
+    ),
+    path(
         "manage/<slug:slug>/report/figures.zip",
         views.report_figures_zip,
         name="manage-report-figures",

@@ -175,6 +175,12 @@ CAPTIONS = {
         "Below each model: the same fit on the default similar-quality and high-disagreement "
         "subsets (ANALYSIS.md, Model rankings)."
     ),
+    "competence": (
+        "MACE competence of each annotator (Hovy et al. 2013): the estimated share of their "
+        "labels that report the item's true label rather than a guess. MACE, like "
+        "Dawid–Skene, assumes one true label per item: on open-ended items it measures "
+        "consistency with the majority, not correctness."
+    ),
     "scatter": (
         "Every labelled item: its mean human label against each source's score as imported "
         "now, one panel per source in the source's colour (above 5,000 items the points "
@@ -227,6 +233,12 @@ def _report_charts(report: dict) -> list[ReportChart]:
             "Individual versus collective preference",
             "half",
             lambda: plots.crowd_spearman_drawing(report.get("annotators", [])),
+        ),
+        (
+            "competence",
+            "Annotator competence",
+            "half",
+            lambda: plots.competence_drawing(report.get("competence")),
         ),
     ]
     charts = []
@@ -335,6 +347,7 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
                 ),
                 "agreement": presentation.agreement(report),
                 "rankings": presentation.rankings(report),
+                "competence": presentation.competence(report, ANNOTATOR_ROWS_SHOWN),
                 "validity": presentation.validity(report),
                 "sources": presentation.source_rows(score_coverage(batch)),
                 "item_rows": presentation.item_rows(report, ITEM_ROWS_SHOWN, items),
@@ -417,6 +430,7 @@ REPORT_TABLES = {
     "category_correlations": presentation.category_correlation_table,
     "category_annotators": presentation.category_annotator_table,
     "rankings": presentation.ranking_table,
+    "competence": presentation.competence_table,
 }
 
 
