@@ -749,6 +749,51 @@ def competence_drawing(competence: dict | None) -> Drawing | None:
     return Drawing(draw, (6.4, 3.8), "Histogram of the annotators' MACE competence")
 
 
+def calibration_drawing(calibration: dict | None, colour_names: Iterable[str]) -> Drawing | None:
+    """Mean Jensen–Shannon divergence between each source's distributions and the items'
+    human histograms, per bin of human entropy (full set): do sources miss most where people
+    disagree? One line per source in its colour."""
+    sources = (calibration or {}).get("sources", [])
+    if not sources:
+        return None
+    styles = _source_styles(list(colour_names) + [entry["source"] for entry in sources])
+
+    def draw(figure: Figure) -> None:
+        ax = figure.add_subplot()
+        edges = None
+        for entry in sources:
+            bins = entry["subsets"]["full"]["entropy_bins"]
+            if not bins:
+                continue
+            edges = [b["low"] for b in bins] + [bins[-1]["high"]]
+            centres = [(b["low"] + b["high"]) / 2 for b in bins]
+            values = [np.nan if b["mean_jsd"] is None else b["mean_jsd"] for b in bins]
+            style = styles[entry["source"]]
+            rho = (entry["subsets"]["full"].get("entropy_spearman") or {}).get("r")
+            label = chart_text(entry["source"]) + (f" (ρ = {rho:.2f})" if rho is not None else "")
+            ax.plot(
+                centres, values, color=style["color"], marker=style["marker"],
+                linestyle=style["linestyle"], label=label,
+            )  # fmt: skip
+        if edges is not None:
+            ax.set_xlim(edges[0], edges[-1])
+            counts = [b["n"] for b in sources[0]["subsets"]["full"]["entropy_bins"]]
+            spans = list(zip(edges, edges[1:], counts, strict=False))
+            ax.set_xticks(
+                [(a + b) / 2 for a, b, _ in spans],
+                [f"{a:.1f}–{b:.1f}\n{compact_count(n)}" for a, b, n in spans],
+            )
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("human label entropy (bits), items per bin below")
+        ax.set_ylabel("mean JSD (bits)")
+        ax.set_title("Distance from the human distribution by disagreement", loc="left")
+        _legend_below(figure, ax, len(sources))
+
+    return Drawing(
+        draw, (6.4, 4.2), "Mean Jensen–Shannon divergence by human entropy, one line per source"
+    )
+
+
 # --------------------------------------------------------------------------- scatter
 
 

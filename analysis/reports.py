@@ -25,6 +25,7 @@ import numpy as np
 
 from analysis import stats
 from analysis.loading import BatchArrays, SourceScores
+from analysis.report_calibration import calibration_entry
 from analysis.report_competence import competence_entry
 from analysis.report_rankings import rankings_entry
 
@@ -198,6 +199,7 @@ class Report(TypedDict):
     by_category: list[CategoryEntry]
     rankings: NotRequired[dict]  # only when items name their models (report_rankings)
     competence: NotRequired[dict]  # Dawid–Skene and MACE per annotator (report_competence)
+    calibration: NotRequired[dict]  # sources' distributions against people's (report_calibration)
 
 
 def build_report(
@@ -267,6 +269,11 @@ def build_report(
     annotator_competence = competence_entry(arrays)
     if annotator_competence is not None:
         report["competence"] = annotator_competence
+    distribution_calibration = calibration_entry(
+        arrays, sources, figures.counts, figures.summary, figures.subsets, n_resamples, seed
+    )
+    if distribution_calibration is not None:
+        report["calibration"] = distribution_calibration
     _tell(progress, steps, steps)
     return report
 

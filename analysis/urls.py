@@ -58,6 +58,12 @@ urlpatterns = [
         name="manage-report-competence",
     ),
     path(
+        "manage/<slug:slug>/report/calibration.csv",
+        views.report_table_csv,
+        {"table": "calibration"},
+        name="manage-report-calibration",
+    ),
+    path(
         "manage/<slug:slug>/report/figures.zip",
         views.report_figures_zip,
         name="manage-report-figures",

@@ -181,6 +181,13 @@ CAPTIONS = {
         "Dawid–Skene, assumes one true label per item: on open-ended items it measures "
         "consistency with the majority, not correctness."
     ),
+    "calibration": (
+        "For each source that gave label distributions: the mean Jensen–Shannon divergence "
+        "(base 2, 0 = the same distribution, 1 = disjoint) between its distribution and the "
+        "item's histogram of human labels, over items grouped by the entropy of the human "
+        "labels (left: people agree; right: they disagree); ρ = Spearman between an item's "
+        "divergence and its entropy."
+    ),
     "scatter": (
         "Every labelled item: its mean human label against each source's score as imported "
         "now, one panel per source in the source's colour (above 5,000 items the points "
@@ -233,6 +240,12 @@ def _report_charts(report: dict) -> list[ReportChart]:
             "Individual versus collective preference",
             "half",
             lambda: plots.crowd_spearman_drawing(report.get("annotators", [])),
+        ),
+        (
+            "calibration",
+            "Calibration to the human distribution",
+            "half",
+            lambda: plots.calibration_drawing(report.get("calibration"), _report_sources(report)),
         ),
         (
             "competence",
@@ -348,6 +361,7 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
                 "agreement": presentation.agreement(report),
                 "rankings": presentation.rankings(report),
                 "competence": presentation.competence(report, ANNOTATOR_ROWS_SHOWN),
+                "calibration": presentation.calibration(report),
                 "validity": presentation.validity(report),
                 "sources": presentation.source_rows(score_coverage(batch)),
                 "item_rows": presentation.item_rows(report, ITEM_ROWS_SHOWN, items),
@@ -431,6 +445,7 @@ REPORT_TABLES = {
     "category_annotators": presentation.category_annotator_table,
     "rankings": presentation.ranking_table,
     "competence": presentation.competence_table,
+    "calibration": presentation.calibration_table,
 }
 
 

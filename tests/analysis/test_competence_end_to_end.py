@@ -10,8 +10,10 @@ import pytest
 from analysis.services.analyses import latest_report
 from analysis.stats.competence import mace
 from annotation.models import BatchKind, Label
-from tests.analysis.test_report_page import label_batch, read_csv, run_job_now
-from tests.factories import make_batch
+from annotation.services.labelling import submit_label
+from annotation.services.leasing import lease_next_item
+from tests.analysis.test_report_page import read_csv, run_job_now
+from tests.factories import make_batch, make_participant
 from tests.staff import staff_client
 
 pytestmark = pytest.mark.django_db
@@ -23,9 +25,20 @@ def careful_or_not(position: int, worker: int) -> int:
     return [2, -1, 0, 1, -2][position % 5] if (position + worker) % 7 else 0
 
 
+def label_canonically(batch, n_workers: int, value_of) -> None:
+    """Like ``label_batch``, with ``value_of`` in terms of the imported A and B: the value
+    sent is the one the worker would click with the pair in the order it was shown."""
+    for worker in range(n_workers):
+        participation = make_participant(batch, f"{batch.slug}-w{worker}")
+        while (outcome := lease_next_item(batch, participation)).assignment is not None:
+            value = value_of(outcome.assignment.item.position, worker)
+            shown = -value if outcome.assignment.shown_order == "ba" else value
+            submit_label(participation.annotator, outcome.assignment.pk, shown, 2000)
+
+
 def test_pairwise_competence_is_reported_and_shown():
     batch = make_batch(kind=BatchKind.PAIRWISE, n_items=20, per_item=4)
-    label_batch(batch, 4, careful_or_not)
+    label_canonically(batch, 4, careful_or_not)
     run_job_now(batch, bootstrap=10)
     _, report = latest_report(batch)
     section = report["competence"]
