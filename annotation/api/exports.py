@@ -30,6 +30,7 @@ from annotation.services.exports.schema import (
     CONTENT_TYPES,
     EXPORT_FORMATS,
     LAYOUTS,
+    LEWIDI_FORMAT,
     export_params,
 )
 from core.api.jobs import start_job_response
@@ -37,13 +38,17 @@ from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.audit import Actor
 from core.errors import InvalidInput
 
-FORMATS = (*EXPORT_FORMATS, CARD_FORMAT)
+FORMATS = (*EXPORT_FORMATS, CARD_FORMAT, LEWIDI_FORMAT)
 
 LAYOUT_HELP = (
     "long: one row per label; dense: one row per item with its counted labels as a list; "
-    "annotators: one row per contributing annotator; card: a Markdown data card."
+    "annotators: one row per contributing annotator; card: a Markdown data card; lewidi: "
+    "the LeWiDi perspectivist JSON (per item its annotators, annotations and soft label)."
 )
-FORMAT_HELP = "jsonl (default), csv or parquet for the tables; md for the card (its default)."
+FORMAT_HELP = (
+    "jsonl (default), csv or parquet for the tables; md for the card, json for lewidi "
+    "(their defaults)."
+)
 ALL_STATUSES_HELP = (
     "1: the long layout also holds surplus and excluded labels (column status); "
     "0 (default): counted labels only. No effect on the other layouts."
@@ -58,7 +63,8 @@ SUBCATEGORY_HELP = "Only the items whose query has this sub-category (with or wi
 
 EXPORT_FILE_HELP = (
     "The export as a download: JSONL (one object per row), CSV (header row; lists as JSON "
-    "text), Parquet (lists as list columns, integers as int64) or the Markdown card."
+    "text), Parquet (lists as list columns, integers as int64), the Markdown card or the "
+    "LeWiDi JSON."
 )
 
 EXPORT_PARAMETERS = [
@@ -137,6 +143,9 @@ class BatchExportView(APIView):
             ),
             (200, CONTENT_TYPES["md"].split(";")[0]): OpenApiResponse(
                 OpenApiTypes.STR, description=EXPORT_FILE_HELP
+            ),
+            (200, CONTENT_TYPES["json"].split(";")[0]): OpenApiResponse(
+                OpenApiTypes.OBJECT, description=EXPORT_FILE_HELP
             ),
             (400, "application/json"): OpenApiResponse(
                 ExportErrorSerializer, description="a bad parameter, named in detail and field"
