@@ -22,10 +22,14 @@ variational priors): the expected spam indicator of a label is 1 when ``l != k``
 are the smoothed expected shares. ``spam_share`` is the posterior mean of the spam indicator
 over the annotator's labels: the share of them explained by the spamming strategy.
 
-Both start from the items' label proportions (a soft majority vote) and stop when no item
-posterior moves by more than :data:`TOLERANCE` or after :data:`MAX_ITERATIONS` rounds.
-Vectorised: labels are sorted once by item and once by (annotator, label), and every sum
-is one ``np.add.reduceat``. Pure numpy; no Django.
+Both start from the items' label proportions (a soft majority vote) and stop when the
+log-likelihood of the labels (Dawid–Skene: ``Σ_i log Σ_k p_k Π pi_a[k, l]``; MACE: the same
+with ``P(l | z = k)`` and a uniform prior) changes by less than :data:`TOLERANCE` per label
+between rounds, or after :data:`MAX_ITERATIONS` rounds.
+Vectorised: Dawid–Skene's two steps are each one sparse product with the (item ×
+(annotator, label)) incidence matrix of the labels; MACE's parameters are constant per
+(annotator, label) cell, so its steps are a few ``np.bincount`` over the labels. Pure numpy
+and scipy; no Django.
 """
 
 from __future__ import annotations
@@ -33,12 +37,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from scipy import sparse
 
 __all__ = ["CompetenceFit", "dawid_skene", "mace", "majority_agreement"]
 
 SMOOTHING = 0.01
-TOLERANCE = 1e-6
-MAX_ITERATIONS = 100
+TOLERANCE = 1e-8  # change of the log-likelihood per label between rounds
+MAX_ITERATIONS = 50
 
 
 class CompetenceFit(NamedTuple):
@@ -54,36 +59,40 @@ class CompetenceFit(NamedTuple):
 
 
 class _Layout(NamedTuple):
-    """The labels sorted for the reductions, computed once per fit."""
+    """What both fits need of the labels, computed once per fit."""
 
-    by_item: np.ndarray  # label order grouped by item
-    item_starts: np.ndarray  # start of each labelled item's run in ``by_item``
-    items: np.ndarray  # the labelled items, in that order
-    by_cell: np.ndarray  # label order grouped by (annotator, label)
-    cell_starts: np.ndarray
-    cells: np.ndarray  # the (annotator * K + label) cells present
+    items: np.ndarray  # the labelled items, ascending
+    label_item: np.ndarray  # (L,) each label's item among ``items``
+    cell: np.ndarray  # (L,) each label's (annotator * K + label) cell
+    incidence: sparse.csr_matrix  # (labelled items, cells): 1 per label
+    incidence_t: sparse.csr_matrix  # its transpose
 
 
-def _layout(item: np.ndarray, annotator: np.ndarray, label: np.ndarray, k: int) -> _Layout:
-    by_item = np.argsort(item, kind="stable")
-    items, item_starts = np.unique(item[by_item], return_index=True)
+def _layout(
+    item: np.ndarray, annotator: np.ndarray, label: np.ndarray, n_annotators: int, k: int
+) -> _Layout:
+    items, label_item = np.unique(item, return_inverse=True)
     cell = annotator * k + label
-    by_cell = np.argsort(cell, kind="stable")
-    cells, cell_starts = np.unique(cell[by_cell], return_index=True)
-    return _Layout(by_item, item_starts, items, by_cell, cell_starts, cells)
+    incidence = sparse.csr_matrix(
+        (np.ones(label.size), (label_item, cell)), shape=(items.size, n_annotators * k)
+    )
+    return _Layout(items, label_item, cell, incidence, incidence.T.tocsr())
 
 
-def _start(item: np.ndarray, label: np.ndarray, n_items: int, k: int, layout: _Layout):
+def _start(label: np.ndarray, k: int, layout: _Layout) -> np.ndarray:
     """Soft majority vote: each labelled item's label proportions."""
-    counts = np.zeros((n_items, k))
-    np.add.at(counts, (item, label), 1.0)
-    return counts[layout.items] / counts[layout.items].sum(axis=1, keepdims=True)
+    counts = np.bincount(layout.label_item * k + label, minlength=layout.items.size * k)
+    counts = counts.reshape(layout.items.size, k).astype(np.float64)
+    return counts / counts.sum(axis=1, keepdims=True)
 
 
-def _normalise_log(log_t: np.ndarray) -> np.ndarray:
-    log_t = log_t - log_t.max(axis=1, keepdims=True)
-    t = np.exp(log_t)
-    return t / t.sum(axis=1, keepdims=True)
+def _normalise_log(log_t: np.ndarray) -> tuple[np.ndarray, float]:
+    """Rows of unnormalised log posteriors -> the posteriors and the sum over rows of their
+    log-normalisers (the log-likelihood of the labels, up to a constant the caller adds)."""
+    top = log_t.max(axis=1, keepdims=True)
+    t = np.exp(log_t - top)
+    total = t.sum(axis=1, keepdims=True)
+    return t / total, float((np.log(total) + top).sum())
 
 
 def _expand(posterior: np.ndarray, n_items: int, layout: _Layout) -> np.ndarray:
@@ -108,33 +117,33 @@ def dawid_skene(
     """Dawid–Skene by EM (module docstring). ``label``: class index 0..K-1 of each label."""
     item, annotator, label = (np.asarray(x, dtype=np.int64) for x in (item, annotator, label))
     k = n_classes
-    layout = _layout(item, annotator, label, k)
-    local = np.full(n_items, -1, dtype=np.int64)
-    local[layout.items] = np.arange(layout.items.size)
-    label_item = local[item]
-    t = _start(item, label, n_items, k, layout)
+    layout = _layout(item, annotator, label, n_annotators, k)
+    # Each label is a 1 at (its item, its (annotator, label) cell): both EM steps are one
+    # sparse product with this matrix.
+    n_cells = n_annotators * k
+    incidence, incidence_t = layout.incidence, layout.incidence_t
+    t = _start(label, k, layout)
+    n_labels = max(label.size, 1)
+    previous = -np.inf
     converged = False
     iterations = 0
     while iterations < max_iterations:
         iterations += 1
         # M-step: class prior and each annotator's confusion matrix (rows: true class).
         prior = t.mean(axis=0)
-        sums = np.add.reduceat(t[label_item[layout.by_cell]], layout.cell_starts, axis=0)
-        counts = np.zeros((n_annotators * k, k))
-        counts[layout.cells] = sums  # row: (annotator, reported label), columns: true class
+        counts = incidence_t @ t  # row: (annotator, reported label), columns: true class
         counts = counts.reshape(n_annotators, k, k).transpose(0, 2, 1) + smoothing
         confusion = counts / counts.sum(axis=2, keepdims=True)
         # E-step
-        log_confusion = np.log(confusion).transpose(0, 2, 1).reshape(n_annotators * k, k)
-        per_label = log_confusion[annotator * k + label]
-        log_t = np.add.reduceat(per_label[layout.by_item], layout.item_starts, axis=0)
+        log_confusion = np.log(confusion).transpose(0, 2, 1).reshape(n_cells, k)
+        log_t = incidence @ log_confusion
         with np.errstate(divide="ignore"):  # a class nobody chose keeps posterior 0
-            new_t = _normalise_log(log_t + np.log(prior))
-        moved = np.max(np.abs(new_t - t)) if t.size else 0.0
-        t = new_t
-        if moved < tolerance:
+            log_t += np.log(prior)
+        t, log_likelihood = _normalise_log(log_t)
+        if abs(log_likelihood - previous) < tolerance * n_labels:
             converged = True
             break
+        previous = log_likelihood
     prior = t.mean(axis=0)
     competence = np.einsum("k,akk->a", prior, confusion)
     competence[np.bincount(annotator, minlength=n_annotators) == 0] = np.nan
@@ -167,27 +176,26 @@ def mace(
     """
     item, annotator, label = (np.asarray(x, dtype=np.int64) for x in (item, annotator, label))
     k = n_classes
-    layout = _layout(item, annotator, label, k)
-    local = np.full(n_items, -1, dtype=np.int64)
-    local[layout.items] = np.arange(layout.items.size)
-    label_item = local[item]
+    layout = _layout(item, annotator, label, n_annotators, k)
+    n_cells = n_annotators * k
     per_annotator = np.bincount(annotator, minlength=n_annotators).astype(np.float64)
     # theta and xi are constant per (annotator, label) cell: work per cell, and per label
     # only gather the posterior of the reported class and scatter the cell's factor.
-    cell = annotator * k + label
-    truth_slot = label_item * k + label
+    truth_slot = layout.label_item * k + label
     cell_annotator = np.repeat(np.arange(n_annotators), k)
-    given = np.bincount(cell, minlength=n_annotators * k).astype(np.float64)
+    given = np.bincount(layout.cell, minlength=n_cells).astype(np.float64)
     theta = np.full(n_annotators, 0.5)
     xi = np.full((n_annotators, k), 1.0 / k)
-    t = _start(item, label, n_items, k, layout)
+    t = _start(label, k, layout)
+    n_labels = max(label.size, 1)
+    previous = -np.inf
     converged = False
     iterations = 0
     while iterations < max_iterations:
         iterations += 1
         # M-step: a label is spam with probability 1 - p_true (1 - spam_if_true), p_true the
         # posterior of its own class; summed per cell.
-        p_true = np.bincount(cell, np.take(t.ravel(), truth_slot), minlength=n_annotators * k)
+        p_true = np.bincount(layout.cell, np.take(t.ravel(), truth_slot), minlength=n_cells)
         honest = p_true * (1 - _spam_if_true(theta, xi).ravel())
         theta = (np.bincount(cell_annotator, honest, minlength=n_annotators) + smoothing) / (
             per_annotator + 2 * smoothing
@@ -199,15 +207,16 @@ def mace(
         # item log T[i, k] sums log(1 + theta / ((1 - theta) xi[l])) over its labels l = k.
         with np.errstate(divide="ignore"):
             boost = np.log1p(theta[:, None] / ((1 - theta)[:, None] * xi)).ravel()
-        log_t = np.bincount(truth_slot, np.take(boost, cell), minlength=layout.items.size * k)
-        new_t = _normalise_log(log_t.reshape(layout.items.size, k))
-        moved = np.max(np.abs(new_t - t)) if t.size else 0.0
-        t = new_t
-        if moved < tolerance:
+        log_t = np.bincount(truth_slot, np.take(boost, layout.cell), minlength=t.size)
+        t, log_likelihood = _normalise_log(log_t.reshape(t.shape))
+        # the factor every class shares: each label's guess probability
+        log_likelihood += float(given @ np.log((1 - theta)[:, None] * xi).ravel())
+        if abs(log_likelihood - previous) < tolerance * n_labels:
             converged = True
             break
-    p_true = np.take(t.ravel(), truth_slot)
-    spam = 1 - p_true * (1 - np.take(_spam_if_true(theta, xi).ravel(), cell))
+        previous = log_likelihood
+    p_true = t[layout.label_item, label]
+    spam = 1 - p_true * (1 - np.take(_spam_if_true(theta, xi).ravel(), layout.cell))
     spam_share = np.bincount(annotator, spam, minlength=n_annotators) / np.maximum(per_annotator, 1)
     missing = per_annotator == 0
     theta = np.where(missing, np.nan, theta)
