@@ -852,3 +852,13 @@ def calibration_table(report: dict) -> tuple[list[str], Iterator[list]]:
                    spread.get("r"), spread.get("p")]  # fmt: skip
 
     return CALIBRATION_COLUMNS, rows()
+
+
+def win_probability_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    """Columns and rows of win_probability.csv: Bradley–Terry–Davidson P(row model beats
+    column model), models in rank order (pairwise batches with a fit; else no rows)."""
+    fit = (report.get("rankings") or {}).get("bradley_terry") or {}
+    matrix = fit.get("win_probability") or {"models": [], "matrix": []}
+    columns = ["model", *matrix["models"]]
+    rows = ([model, *row] for model, row in zip(matrix["models"], matrix["matrix"], strict=True))
+    return columns, rows

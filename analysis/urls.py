@@ -52,6 +52,12 @@ urlpatterns = [
         name="manage-report-rankings",
     ),
     path(
+        "manage/<slug:slug>/report/win_probability.csv",
+        views.report_table_csv,
+        {"table": "win_probability"},
+        name="manage-report-win-probability",
+    ),
+    path(
         "manage/<slug:slug>/report/competence.csv",
         views.report_table_csv,
         {"table": "competence"},

@@ -444,6 +444,7 @@ REPORT_TABLES = {
     "category_correlations": presentation.category_correlation_table,
     "category_annotators": presentation.category_annotator_table,
     "rankings": presentation.ranking_table,
+    "win_probability": presentation.win_probability_table,
     "competence": presentation.competence_table,
     "calibration": presentation.calibration_table,
 }

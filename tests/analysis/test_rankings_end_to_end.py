@@ -97,6 +97,13 @@ def test_pairwise_report_ranks_the_named_models(tmp_path):
     assert subset_rows and all(
         float(row["kendall_tau"]) == pytest.approx(tau) for row in subset_rows
     )
+    matrix = read_csv(researcher.get(f"/manage/{batch.slug}/report/win_probability.csv"))
+    order = fit["win_probability"]["models"]
+    assert [row["model"] for row in matrix] == order
+    for i, row in enumerate(matrix):
+        for j, other in enumerate(order):
+            expected = fit["win_probability"]["matrix"][i][j]
+            assert (row[other] == "") if expected is None else float(row[other]) == expected
     api = researcher.get(f"/api/v1/batches/{batch.slug}/report")
     assert api.json()["rankings"] == json.loads(json.dumps(section))
 
