@@ -18,9 +18,11 @@ Modules
     seeded bootstrap intervals of many sources on many subsets at once.
 :mod:`~analysis.stats.agreement`
     Krippendorff's alpha, the batch agreement summary, annotator-crowd agreement.
+:mod:`~analysis.stats.bradley_terry`
+    the Bradley–Terry model with Davidson's ties: maximum-likelihood fits, one or many.
 :mod:`~analysis.stats.rankings`
-    Bradley–Terry–Davidson strengths and mean ratings per model, with a cluster bootstrap
-    over annotators, ranks and Kendall's tau between rankings.
+    strengths and mean ratings per model with a cluster bootstrap over annotators, ranks
+    and Kendall's tau between rankings.
 :mod:`~analysis.stats.competence`
     Dawid–Skene and MACE annotator competence (EM).
 :mod:`~analysis.stats.calibration`

@@ -1,19 +1,9 @@
 """Model rankings from counted labels, with intervals from a cluster bootstrap over annotators.
 
 Pairwise batches: the **Bradley–Terry model with Davidson's ties** (Bradley & Terry 1952;
-Davidson 1970, "On extending the Bradley–Terry model to accommodate ties in paired comparison
-experiments", JASA 65). With strengths ``pi_i = exp(theta_i)`` and a tie parameter ``nu >= 0``,
-a comparison of ``i`` and ``j`` ends
-
-    P(i wins) = pi_i / D,   P(j wins) = pi_j / D,   P(tie) = nu sqrt(pi_i pi_j) / D,
-    D = pi_i + pi_j + nu sqrt(pi_i pi_j).
-
-``log D`` is the log-partition function of the three outcomes with sufficient statistics
-``(1, 0, 0)``, ``(0, 1, 0)`` and ``(1/2, 1/2, 1)`` in ``(theta_i, theta_j, log nu)``, so the
-log-likelihood is concave and its negative Hessian is the sum over comparisons of the
-outcomes' covariance. :func:`davidson_fit` maximises it by Newton's method with step halving
-until no parameter moves by more than ``1e-10``; identifiability: the log-strengths sum to zero
-(natural logs). Without any tie ``nu`` is 0 and the model is plain Bradley–Terry.
+Davidson 1970), fitted by maximum likelihood in :mod:`analysis.stats.bradley_terry`
+(``log_strength``: natural logs summing to zero); each resample is refitted from the full
+fit, all resamples of a chunk at once.
 
 Absolute batches: the mean rating of each model's responses, and the same after removing each
 annotator's mean rating from their labels (a mixed-effects-free check of harshness).
@@ -37,10 +27,15 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.csgraph import connected_components
 from scipy.stats import rankdata
 
 from analysis.stats.bootstrap import percentile_interval, resample_counts
+from analysis.stats.bradley_terry import (
+    DavidsonFit,
+    davidson_fit,
+    davidson_fit_many,
+    win_probabilities,
+)
 
 __all__ = [
     "AbsoluteRankings",
@@ -56,20 +51,8 @@ __all__ = [
     "win_probabilities",
 ]
 
-TOLERANCE = 1e-10
-MAX_ITERATIONS = 200
 # Outcome columns of a pair's tally: the lower-numbered model wins, the other wins, a tie.
 LOW_WINS, HIGH_WINS, TIE = 0, 1, 2
-
-
-class DavidsonFit(NamedTuple):
-    """A maximum-likelihood fit; ``log_strength`` is ``None`` (with a reason) when the data
-    do not determine it."""
-
-    log_strength: np.ndarray | None  # (M,) natural logs summing to zero
-    tie_parameter: float | None  # nu; 0 when no comparison was a tie
-    iterations: int
-    reason: str | None = None
 
 
 class ModelRanking(NamedTuple):
@@ -149,156 +132,6 @@ def _wins_and_ties(tally: np.ndarray, n_models: int) -> tuple[np.ndarray, np.nda
     wins = cube[:, :, LOW_WINS] + cube[:, :, HIGH_WINS].T
     ties = cube[:, :, TIE] + cube[:, :, TIE].T
     return wins, ties
-
-
-# ------------------------------------------------------------------------------ the fit
-
-
-def davidson_fit(
-    wins: np.ndarray,
-    ties: np.ndarray | None = None,
-    *,
-    start: np.ndarray | None = None,
-    tolerance: float = TOLERANCE,
-    max_iterations: int = MAX_ITERATIONS,
-) -> DavidsonFit:
-    """Maximum-likelihood Bradley–Terry–Davidson strengths (see the module docstring).
-
-    ``wins[i, j]``: comparisons ``i`` won against ``j``; ``ties[i, j] = ties[j, i]``: ties
-    between them (``None``: none, plain Bradley–Terry). Only models in some comparison are
-    fitted; the others get NaN. The maximum exists when every model that was compared can be
-    reached from every other by "won or tied against" steps (the comparison graph is strongly
-    connected, Zermelo 1929 / Ford 1957); otherwise the fit is ``None`` with the reason, as
-    when every comparison was a tie (``nu`` would be infinite). ``start``: log-strengths to
-    start Newton from (a bootstrap starts from the full fit).
-    """
-    wins = np.asarray(wins, dtype=np.float64)
-    n_models = wins.shape[0]
-    ties = np.zeros_like(wins) if ties is None else np.asarray(ties, dtype=np.float64)
-    together = wins + wins.T + ties
-    compared = together.sum(axis=1) > 0
-    log_strength = np.full(n_models, np.nan)
-    if compared.sum() < 2:
-        return DavidsonFit(None, None, 0, "fewer than two models were compared")
-    index = np.flatnonzero(compared)
-    w, t = wins[np.ix_(index, index)], ties[np.ix_(index, index)]
-    m = index.size
-    reach = (w + t) > 0  # i -> j: i won against or tied with j
-    n_parts, _ = connected_components(sparse.csr_matrix(reach), connection="strong")
-    if n_parts > 1:
-        return DavidsonFit(
-            None, None, 0, "not identifiable: some models never lose (or tie) against the rest"
-        )
-    low, high = np.nonzero(np.triu(w + w.T + t, 1) > 0)
-    w_lh, w_hl, t_lh = w[low, high], w[high, low], t[low, high]
-    n_pair = w_lh + w_hl + t_lh
-    total_ties = t_lh.sum()
-    if total_ties >= n_pair.sum():
-        return DavidsonFit(None, None, 0, "every comparison was a tie")
-    with_ties = total_ties > 0
-
-    theta = np.zeros(m) if start is None else np.nan_to_num(np.asarray(start)[index])
-    theta = theta - theta.mean()
-    eta = np.log(max(total_ties, 1e-300) / (n_pair.sum() - total_ties)) if with_ties else 0.0
-    params = np.append(theta, eta) if with_ties else theta
-    size = params.size
-
-    def log_likelihood(x: np.ndarray) -> float:
-        a, b = x[low], x[high]
-        if not with_ties:
-            return float(w_lh @ a + w_hl @ b - n_pair @ np.logaddexp(a, b))
-        c = x[m] + (a + b) / 2
-        log_d = np.logaddexp(np.logaddexp(a, b), c)
-        return float(w_lh @ a + w_hl @ b + t_lh @ c - n_pair @ log_d)
-
-    current = log_likelihood(params)
-    iterations = 0
-    # F + u u^T with u = (1, ..., 1, 0) is invertible and, as the gradient is orthogonal to
-    # u (shifting every theta changes nothing), its solution keeps sum(theta) fixed.
-    shift = np.zeros((size, size))
-    shift[:m, :m] = 1.0
-    moved = np.inf
-    while moved >= tolerance:
-        if iterations == max_iterations:
-            return DavidsonFit(None, None, iterations, "did not converge")
-        iterations += 1
-        gradient, information = _gradient_information(
-            params, low, high, w_lh, w_hl, t_lh, n_pair, m, with_ties
-        )
-        step = np.linalg.solve(information + shift, gradient)
-        scale = 1.0
-        while True:
-            trial = params + scale * step
-            value = log_likelihood(trial)
-            if value >= current - 1e-12 * abs(current) or scale < 1e-8:
-                break
-            scale /= 2
-        moved = np.max(np.abs(scale * step))
-        params, current = trial, value
-        params[:m] -= params[:m].mean()
-    log_strength[index] = params[:m]
-    nu = float(np.exp(params[m])) if with_ties else 0.0
-    return DavidsonFit(log_strength, nu, iterations)
-
-
-def _gradient_information(
-    params: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
-    w_lh: np.ndarray,
-    w_hl: np.ndarray,
-    t_lh: np.ndarray,
-    n_pair: np.ndarray,
-    m: int,
-    with_ties: bool,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Gradient of the log-likelihood and the observed information (= expected here)."""
-    a, b = params[low], params[high]
-    if with_ties:
-        c = params[m] + (a + b) / 2
-        top = np.maximum(np.maximum(a, b), c)
-        ea, eb, ec = np.exp(a - top), np.exp(b - top), np.exp(c - top)
-        d = ea + eb + ec
-        p_a, p_b, p_t = ea / d, eb / d, ec / d
-    else:
-        p_a = 1.0 / (1.0 + np.exp(b - a))
-        p_b = 1.0 - p_a
-        p_t = np.zeros_like(p_a)
-    mean_a = p_a + p_t / 2
-    mean_b = p_b + p_t / 2
-    size = m + 1 if with_ties else m
-    gradient = np.bincount(low, w_lh + t_lh / 2 - n_pair * mean_a, minlength=size)
-    gradient += np.bincount(high, w_hl + t_lh / 2 - n_pair * mean_b, minlength=size)
-    # Covariance of the sufficient statistics (1,0,0), (0,1,0), (1/2,1/2,1) per pair.
-    c_aa = n_pair * (p_a + p_t / 4 - mean_a**2)
-    c_bb = n_pair * (p_b + p_t / 4 - mean_b**2)
-    c_ab = n_pair * (p_t / 4 - mean_a * mean_b)
-    rows = [low, high, low, high]
-    cols = [low, high, high, low]
-    values = [c_aa, c_bb, c_ab, c_ab]
-    if with_ties:
-        gradient[m] = t_lh.sum() - n_pair @ p_t
-        c_at = n_pair * (p_t / 2 - mean_a * p_t)
-        c_bt = n_pair * (p_t / 2 - mean_b * p_t)
-        tie_index = np.full(low.size, m)
-        rows += [low, tie_index, high, tie_index, tie_index[:1]]
-        cols += [tie_index, low, tie_index, high, tie_index[:1]]
-        values += [c_at, c_at, c_bt, c_bt, np.array([n_pair @ (p_t - p_t**2)])]
-    flat = np.concatenate(rows) * size + np.concatenate(cols)
-    information = np.bincount(flat, np.concatenate(values), minlength=size * size)
-    return gradient, information.reshape(size, size)
-
-
-def win_probabilities(log_strength: np.ndarray, tie_parameter: float) -> np.ndarray:
-    """``P[i, j]``: the probability that ``i`` beats ``j`` in one comparison (Davidson);
-    the tie probability is ``1 - P[i, j] - P[j, i]``. The diagonal is NaN."""
-    a = log_strength[:, None]
-    b = log_strength[None, :]
-    top = np.maximum(a, b)
-    d = np.exp(a - top) + np.exp(b - top) + tie_parameter * np.exp((a + b) / 2 - top)
-    probability = np.exp(a - top) / d
-    np.fill_diagonal(probability, np.nan)
-    return probability
 
 
 # ------------------------------------------------------------------------------ ranks, tau
@@ -436,13 +269,17 @@ def pairwise_rankings(
 
 
 def _refit_rows(tallies: np.ndarray, n_models: int, full: DavidsonFit) -> np.ndarray:
-    """Log-strengths of each resampled tally (rows), NaN where a resample has no maximum."""
+    """Log-strengths of each resampled tally (rows), NaN where a resample has no maximum:
+    all rows at once (:func:`davidson_fit_many`), the rows it leaves one by one."""
     out = np.full((tallies.shape[0], n_models), np.nan)
-    if full.log_strength is None:
+    if full.log_strength is None or tallies.shape[0] == 0:
         return out
-    for row in range(tallies.shape[0]):
-        wins, ties = _wins_and_ties(tallies[row], n_models)
-        fit = davidson_fit(wins, ties, start=full.log_strength)
+    cube = tallies.reshape(-1, n_models, n_models, 3)
+    wins = cube[..., LOW_WINS] + cube[..., HIGH_WINS].transpose(0, 2, 1)
+    ties = cube[..., TIE] + cube[..., TIE].transpose(0, 2, 1)
+    out, fitted = davidson_fit_many(wins, ties, full.log_strength)
+    for row in np.flatnonzero(~fitted).tolist():
+        fit = davidson_fit(wins[row], ties[row], start=full.log_strength)
         if fit.log_strength is not None:
             out[row] = fit.log_strength
     return out

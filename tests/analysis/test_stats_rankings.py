@@ -227,3 +227,31 @@ def test_mean_rating_intervals_resample_annotators():
     single = mean_rating_rankings(model, value, annotator, 3, 50, n_resamples=1, seed=0)
     assert single.mean.ci[:, 0] == pytest.approx(by_hand)
     assert result.by_subset["half"][3].tau == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("tie_probability", [0.3, 0.0])
+def test_many_fits_at_once_equal_the_fits_one_by_one(tie_probability):
+    from analysis.stats.bradley_terry import davidson_fit_many
+
+    rng = np.random.default_rng(9)
+    theta = np.array([-0.6, 0.1, 0.2, 0.7])
+    rows = []
+    for _ in range(12):
+        a, b, value = simulate_votes(rng, theta, tie_probability, int(rng.integers(30, 300)))
+        wins, ties = np.zeros((4, 4)), np.zeros((4, 4))
+        np.add.at(
+            wins, (np.where(value > 0, a, b)[value != 0], np.where(value > 0, b, a)[value != 0]), 1
+        )
+        np.add.at(ties, (a[value == 0], b[value == 0]), 1)
+        rows.append((wins, ties + ties.T))
+    # a tally in which model 3 never loses: no maximum, left to the caller
+    never = np.array([[0, 2, 1, 0], [1, 0, 2, 0], [3, 1, 0, 0], [4, 5, 2, 0]], dtype=float)
+    rows.append((never, np.zeros((4, 4))))
+    wins = np.stack([w for w, _ in rows])
+    ties = np.stack([t for _, t in rows])
+    start = davidson_fit(wins.sum(axis=0), ties.sum(axis=0)).log_strength
+    together, fitted = davidson_fit_many(wins, ties, start)
+    assert not fitted[-1] and fitted[:-1].all()
+    for row in range(12):
+        alone = davidson_fit(wins[row], ties[row])
+        assert together[row] == pytest.approx(alone.log_strength, abs=1e-9)
