@@ -192,13 +192,28 @@ def _comparison(
     return SubsetComparison(tau if np.isfinite(tau) else None, interval, n_models)
 
 
+# Per-annotator tallies are kept dense (one BLAS product per chunk of resamples) up to this
+# many cells, sparse beyond (many models: the cells grow with their square).
+DENSE_TALLY_CELLS = 4_000_000
+
+
 def _per_cluster(
     cluster: np.ndarray, cell: np.ndarray, weight: np.ndarray, n_clusters: int, n_cells: int
-) -> sparse.csr_matrix:
+) -> np.ndarray | sparse.csr_matrix:
     """``(n_clusters, n_cells)`` sums of ``weight``: one row per annotator."""
+    if n_clusters * n_cells <= DENSE_TALLY_CELLS:
+        flat = np.bincount(cluster * n_cells + cell, weight, minlength=n_clusters * n_cells)
+        return flat.reshape(n_clusters, n_cells)
     return sparse.csr_matrix(
         (weight, (cluster, cell)), shape=(n_clusters, n_cells), dtype=np.float64
     )
+
+
+def _resampled_totals(matrix, counts: np.ndarray) -> np.ndarray:
+    """``(b, n_cells)``: each resample's tallies, annotators weighted by their draws."""
+    if isinstance(matrix, np.ndarray):
+        return counts @ matrix
+    return np.asarray(matrix.T.dot(counts.T).T)
 
 
 # ------------------------------------------------------------------------------ pairwise
@@ -239,7 +254,7 @@ def pairwise_rankings(
     if n_resamples > 0 and n_clusters > 0:
         for counts in resample_counts(n_clusters, n_resamples, seed):
             for name, matrix in matrices.items():
-                tallies = np.asarray(matrix.T.dot(counts.T).T)
+                tallies = _resampled_totals(matrix, counts)
                 boots[name].append(_refit_rows(tallies, n_models, fits[name]))
     resampled = {
         name: np.concatenate(rows) if rows else np.empty((0, n_models))
@@ -331,7 +346,7 @@ def mean_rating_rankings(
         if n_resamples > 0 and n_clusters > 0:
             for counts in resample_counts(n_clusters, n_resamples, seed):
                 resampled_mean, resampled_centred = _ratios(
-                    np.asarray(matrix.T.dot(counts.T).T), n_models
+                    _resampled_totals(matrix, counts), n_models
                 )
                 mean_rows.append(resampled_mean)
                 centred_rows.append(resampled_centred)
@@ -339,8 +354,8 @@ def mean_rating_rankings(
         boot_centred = np.concatenate(centred_rows) if centred_rows else np.empty((0, n_models))
         boot_store[name] = boot_mean
         n_labels = totals[:n_models].astype(np.int64)
-        pairs = np.unique(cluster[mask] * n_models + model[mask])
-        n_annotators = np.bincount(pairs % n_models, minlength=n_models)
+        given = np.bincount(cluster[mask] * n_models + model[mask], minlength=n_clusters * n_models)
+        n_annotators = (given.reshape(n_clusters, n_models) > 0).sum(axis=0)
         results[name] = (
             _model_ranking(point_mean[0], boot_mean),
             _model_ranking(point_centred[0], boot_centred),
