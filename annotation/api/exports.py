@@ -98,6 +98,47 @@ class ExportJobRequest(serializers.Serializer):
     subcategory = serializers.CharField(required=False, max_length=200, help_text=SUBCATEGORY_HELP)
 
 
+def _text(description: str) -> dict:
+    return {"type": "string", "description": description}
+
+
+# The LeWiDi export is a JSON object keyed by item id; each value has these fields
+# (FORMATS.md, "LeWiDi: the perspectivist JSON").
+LEWIDI_SCHEMA = {
+    "type": "object",
+    "description": "item id -> the item",
+    "additionalProperties": {
+        "type": "object",
+        "properties": {
+            "text": {
+                "type": "object",
+                "properties": {
+                    "query": _text("the query"),
+                    "response": _text("absolute batches: the response"),
+                    "response_a": _text("pairwise batches: response A"),
+                    "response_b": _text("pairwise batches: response B"),
+                },
+            },
+            "annotation task": _text("the batch's kind"),
+            "number of annotations": {"type": "integer"},
+            "annotators": _text("pseudonyms, comma-separated, in submission order"),
+            "annotations": _text("the labels, comma-separated, in the annotators' order"),
+            "hard_label": _text("the most common label (ties: the lowest)"),
+            "soft_label": {
+                "type": "object",
+                "description": "label -> share of the annotations, every label of the kind",
+                "additionalProperties": {"type": "number"},
+            },
+            "other_info": {
+                "type": "object",
+                "description": "item_id, query_id, category, subcategory, the model(s) and, "
+                "with a questionnaire, annotator_answers (pseudonym -> answers)",
+            },
+        },
+    },
+}
+
+
 class ExportErrorSerializer(serializers.Serializer):
     detail = serializers.CharField()
     field = serializers.CharField(required=False)
@@ -145,7 +186,7 @@ class BatchExportView(APIView):
                 OpenApiTypes.STR, description=EXPORT_FILE_HELP
             ),
             (200, CONTENT_TYPES["json"].split(";")[0]): OpenApiResponse(
-                OpenApiTypes.OBJECT, description=EXPORT_FILE_HELP
+                LEWIDI_SCHEMA, description="The LeWiDi export (layout=lewidi)."
             ),
             (400, "application/json"): OpenApiResponse(
                 ExportErrorSerializer, description="a bad parameter, named in detail and field"

@@ -11,6 +11,7 @@ from scipy import optimize
 
 from analysis.services.analyses import latest_report
 from annotation.models import BatchKind, Item, Label, Response
+from tests.analysis.test_competence_end_to_end import label_canonically
 from tests.analysis.test_report_page import label_batch, read_csv, run_job_now
 from tests.analysis.test_stats_rankings import davidson_log_likelihood
 from tests.factories import make_batch
@@ -43,7 +44,7 @@ def preference(position: int, worker: int) -> int:
 def test_pairwise_report_ranks_the_named_models(tmp_path):
     batch = make_batch(kind=BatchKind.PAIRWISE, n_items=18, per_item=5)
     name_models(batch)
-    label_batch(batch, 5, preference)
+    label_canonically(batch, 5, preference)  # A and B as imported, whatever the order shown
     run_job_now(batch, bootstrap=100, seed=3)
     _, report = latest_report(batch)
     section = report["rankings"]
