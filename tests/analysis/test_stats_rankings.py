@@ -174,7 +174,6 @@ def test_cluster_bootstrap_is_wider_when_one_annotator_casts_half_the_votes():
     assert np.all(person_width > 2 * vote_width)
 
 
-@pytest.mark.slow
 def test_simulated_strengths_are_recovered_within_their_intervals():
     theta = np.array([-0.8, -0.4, 0.0, 0.3, 0.9])
     theta -= theta.mean()
