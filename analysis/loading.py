@@ -55,6 +55,10 @@ class BatchArrays:
     # per item: its query's category and sub-category ("" for none)
     categories: list[str] = field(default_factory=list)
     subcategories: list[str] = field(default_factory=list)
+    # per item: the model that wrote its response (pairwise: response A's; "" for none)
+    models: list[str] = field(default_factory=list)
+    # per pairwise item: the model that wrote response B ("" for none; absolute: empty)
+    models_b: list[str] = field(default_factory=list)
 
     @property
     def n_items(self) -> int:
@@ -113,6 +117,8 @@ class BatchArrays:
             },
             categories=per_item(self.categories),
             subcategories=per_item(self.subcategories),
+            models=per_item(self.models),
+            models_b=per_item(self.models_b),
         )
 
 
@@ -121,6 +127,9 @@ class SourceScores:
     name: str
     kind: str
     scores: np.ndarray  # (n_items,) float, NaN where the source does not score the item
+    # (n_items, labels) the source's label distribution per item (NaN rows where it gave
+    # none); None when it gave no distribution at all
+    distributions: np.ndarray | None = None
 
 
 def load_items(batch: Batch) -> BatchArrays:
@@ -141,6 +150,9 @@ def load_items(batch: Batch) -> BatchArrays:
             "gold",
             "query__category",
             "query__subcategory",
+            "response__model",
+            "response_a__model",
+            "response_b__model",
         )
     )
     if batch.kind == BatchKind.PAIRWISE:
@@ -163,6 +175,10 @@ def load_items(batch: Batch) -> BatchArrays:
         gold=[_accepted(row[5]) for row in item_rows],
         categories=[row[6] for row in item_rows],
         subcategories=[row[7] for row in item_rows],
+        models=[
+            (row[9] if batch.kind == BatchKind.PAIRWISE else row[8]) or "" for row in item_rows
+        ],
+        models_b=[row[10] or "" for row in item_rows] if batch.kind == BatchKind.PAIRWISE else [],
     )
 
 
@@ -340,7 +356,45 @@ def load_scores(batch: Batch, arrays: BatchArrays) -> list[SourceScores]:
             direct = _lookup(by_item[1][mine].astype(np.int64), by_item[2][mine])(arrays.item_pks)
             scores = np.where(np.isfinite(direct), direct, scores)
         results.append(SourceScores(*described[source_id], scores))
+    _attach_distributions(arrays, results, shown, items)
     return sorted(results, key=lambda source: source.name)
+
+
+def _attach_distributions(arrays: BatchArrays, results: list[SourceScores], shown, items) -> None:
+    """Each source's label distributions per item: an absolute item takes its response's (or
+    its own), a pairwise item only its own. One query for the batch; none are loaded
+    when no score of the batch carries one."""
+    target = Q(item__in=items)
+    if arrays.kind != BatchKind.PAIRWISE:
+        target |= shown
+    rows = list(
+        Score.objects.filter(target, distribution__isnull=False)
+        .order_by()
+        .values_list("source_id", "response_id", "item_id", "distribution")
+    )
+    if not rows:
+        return
+    name_of = dict(
+        ScoreSource.objects.filter(pk__in={row[0] for row in rows}).values_list("pk", "name")
+    )
+    by_name = {source.name: source for source in results}
+    n_labels = arrays.label_set.size
+    item_position = {pk: index for index, pk in enumerate(arrays.item_pks.tolist())}
+    response_position = (
+        {pk: index for index, pk in enumerate(arrays.response_pks.tolist())}
+        if arrays.kind != BatchKind.PAIRWISE
+        else {}
+    )
+    by_response = [row for row in rows if row[1] is not None]
+    by_item = [row for row in rows if row[2] is not None]
+    for source_pk, response_pk, item_pk, distribution in by_response + by_item:  # items win
+        source = by_name.get(name_of[source_pk])
+        index = item_position.get(item_pk) if item_pk else response_position.get(response_pk)
+        if source is None or index is None or len(distribution) != n_labels:
+            continue
+        if source.distributions is None:
+            source.distributions = np.full((arrays.n_items, n_labels), np.nan)
+        source.distributions[index] = distribution
 
 
 def _fetch_float_columns(queryset, width: int) -> list[np.ndarray]:

@@ -4,6 +4,8 @@ A score belongs to exactly one response (project-wide, usable in every batch tha
 the response) or exactly one item (a pairwise judge's verdict on a pair). Higher always
 means better: sources whose scores run the other way are negated on import. One source
 gives at most one score per response and per item (conditional unique constraints).
+A score may carry a ``distribution``: the source's probabilities over the kind's labels
+(e.g. a judge's normalised probabilities of "1" … "5"), checked on import.
 """
 
 from django.db import models
@@ -50,6 +52,11 @@ class Score(models.Model):
         Item, on_delete=models.CASCADE, null=True, blank=True, related_name="scores"
     )
     value = models.FloatField(help_text="Higher is better (negated on import if needed).")
+    distribution = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Probabilities over the kind's labels in label order (summing to 1), or null.",
+    )
 
     class Meta:
         constraints = [

@@ -5,7 +5,10 @@
 * a **Crowd ρ** column in the annotators table: each annotator's Spearman with the
   leave-one-out crowd, from the newest finished analysis (computing it needs every
   counted label of the batch, so the table shows the last analysis's figures and says
-  when it ran, rather than recomputing on every view).
+  when it ran, rather than recomputing on every view);
+* a **Competence** column beside it: each annotator's MACE competence from the same
+  analysis (Dawid–Skene's in its tooltip text), sortable, with the models' assumption of one
+  true label per item stated in the page's note.
 """
 
 from analysis.access import can_analyse
@@ -52,6 +55,40 @@ def _crowd_note(batch) -> str:
     )
 
 
+def _competence(batch) -> dict[str, str]:
+    found = latest_report(batch)
+    if found is None:
+        return {}
+    _, report = found
+    return {
+        entry["annotator"]: f"{entry['mace_competence']:.2f}"
+        for entry in (report.get("competence") or {}).get("annotators", [])
+        if entry.get("mace_competence") is not None
+    }
+
+
+def _competence_title(batch) -> str:
+    return (
+        "MACE competence: the estimated share of this annotator's labels that are not guesses "
+        "(Hovy et al. 2013), from the newest analysis; it assumes one true label per item"
+    )
+
+
+def _competence_note(batch) -> str:
+    found = latest_report(batch)
+    lowest = (
+        ((found[1].get("competence") or {}).get("review") or {}).get("lowest", []) if found else []
+    )
+    note = (
+        "Competence (MACE, Dawid–Skene in the report) assumes one true label per item: on "
+        "open-ended items it measures consistency with the majority, not correctness, so a "
+        "low value is a reason to look, never to exclude."
+    )
+    if lowest:
+        note += f" Lowest, for review: {', '.join(lowest[:5])}."
+    return note
+
+
 def register_extensions() -> None:
     register_tab("batch", Tab("Analysis", "manage-report", can_analyse, order=40))
     register_panel(
@@ -67,5 +104,18 @@ def register_extensions() -> None:
             title=_crowd_title,
             note=_crowd_note,
             order=50,
+            sortable=True,
+        ),
+    )
+    register_column(
+        "annotators",
+        Column(
+            "competence",
+            "Competence",
+            _competence,
+            title=_competence_title,
+            note=_competence_note,
+            order=55,
+            sortable=True,
         ),
     )

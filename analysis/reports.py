@@ -25,6 +25,9 @@ import numpy as np
 
 from analysis import stats
 from analysis.loading import BatchArrays, SourceScores
+from analysis.report_calibration import calibration_entry
+from analysis.report_competence import competence_entry
+from analysis.report_rankings import rankings_entry
 
 SOURCE_KINDS = ("lm", "reward_model", "judge", "other")
 
@@ -194,6 +197,9 @@ class Report(TypedDict):
     validity: Validity
     category_min_items: int
     by_category: list[CategoryEntry]
+    rankings: NotRequired[dict]  # only when items name their models (report_rankings)
+    competence: NotRequired[dict]  # Dawid–Skene and MACE per annotator (report_competence)
+    calibration: NotRequired[dict]  # sources' distributions against people's (report_calibration)
 
 
 def build_report(
@@ -257,6 +263,17 @@ def build_report(
         "category_min_items": MIN_CATEGORY_ITEMS,
         "by_category": by_category,
     }
+    model_rankings = rankings_entry(arrays, figures.subsets, n_resamples, seed)
+    if model_rankings is not None:
+        report["rankings"] = model_rankings
+    annotator_competence = competence_entry(arrays)
+    if annotator_competence is not None:
+        report["competence"] = annotator_competence
+    distribution_calibration = calibration_entry(
+        arrays, sources, figures.counts, figures.summary, figures.subsets, n_resamples, seed
+    )
+    if distribution_calibration is not None:
+        report["calibration"] = distribution_calibration
     _tell(progress, steps, steps)
     return report
 

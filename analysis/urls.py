@@ -46,6 +46,30 @@ urlpatterns = [
         name="manage-report-category-annotators",
     ),
     path(
+        "manage/<slug:slug>/report/rankings.csv",
+        views.report_table_csv,
+        {"table": "rankings"},
+        name="manage-report-rankings",
+    ),
+    path(
+        "manage/<slug:slug>/report/win_probability.csv",
+        views.report_table_csv,
+        {"table": "win_probability"},
+        name="manage-report-win-probability",
+    ),
+    path(
+        "manage/<slug:slug>/report/competence.csv",
+        views.report_table_csv,
+        {"table": "competence"},
+        name="manage-report-competence",
+    ),
+    path(
+        "manage/<slug:slug>/report/calibration.csv",
+        views.report_table_csv,
+        {"table": "calibration"},
+        name="manage-report-calibration",
+    ),
+    path(
         "manage/<slug:slug>/report/figures.zip",
         views.report_figures_zip,
         name="manage-report-figures",

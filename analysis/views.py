@@ -167,6 +167,27 @@ CAPTIONS = {
         "annotators' labels on the same items (leave-one-out): low values flag "
         "idiosyncratic annotators, or a consistent minority view."
     ),
+    "rankings": (
+        "Each model's strength with its 95 % interval from a cluster bootstrap over "
+        "annotators (people resampled with all their labels, not single votes). Pairwise: "
+        "Bradley–Terry–Davidson log-strength (natural log, summing to zero over the models; "
+        "ties by Davidson's parameter ν); absolute: the mean rating of the model's responses. "
+        "Below each model: the same fit on the default similar-quality and high-disagreement "
+        "subsets (ANALYSIS.md, Model rankings)."
+    ),
+    "competence": (
+        "MACE competence of each annotator (Hovy et al. 2013): the estimated share of their "
+        "labels that report the item's true label rather than a guess. MACE, like "
+        "Dawid–Skene, assumes one true label per item: on open-ended items it measures "
+        "consistency with the majority, not correctness."
+    ),
+    "calibration": (
+        "For each source that gave label distributions: the mean Jensen–Shannon divergence "
+        "(base 2, 0 = the same distribution, 1 = disjoint) between its distribution and the "
+        "item's histogram of human labels, over items grouped by the entropy of the human "
+        "labels (left: people agree; right: they disagree); ρ = Spearman between an item's "
+        "divergence and its entropy."
+    ),
     "scatter": (
         "Every labelled item: its mean human label against each source's score as imported "
         "now, one panel per source in the source's colour (above 5,000 items the points "
@@ -209,10 +230,28 @@ def _report_charts(report: dict) -> list[ReportChart]:
             lambda: plots.agreement_drawing(report.get("agreement", {})),
         ),
         (
+            "rankings",
+            "Model rankings",
+            "half",
+            lambda: plots.ranking_drawing(report.get("rankings")),
+        ),
+        (
             "crowd",
             "Individual versus collective preference",
             "half",
             lambda: plots.crowd_spearman_drawing(report.get("annotators", [])),
+        ),
+        (
+            "calibration",
+            "Calibration to the human distribution",
+            "half",
+            lambda: plots.calibration_drawing(report.get("calibration"), _report_sources(report)),
+        ),
+        (
+            "competence",
+            "Annotator competence",
+            "half",
+            lambda: plots.competence_drawing(report.get("competence")),
         ),
     ]
     charts = []
@@ -320,6 +359,9 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
                     c["subset"] == "full" and c["n"] > 0 for c in report.get("correlations", [])
                 ),
                 "agreement": presentation.agreement(report),
+                "rankings": presentation.rankings(report),
+                "competence": presentation.competence(report, ANNOTATOR_ROWS_SHOWN),
+                "calibration": presentation.calibration(report),
                 "validity": presentation.validity(report),
                 "sources": presentation.source_rows(score_coverage(batch)),
                 "item_rows": presentation.item_rows(report, ITEM_ROWS_SHOWN, items),
@@ -401,6 +443,10 @@ REPORT_TABLES = {
     "categories": presentation.category_table,
     "category_correlations": presentation.category_correlation_table,
     "category_annotators": presentation.category_annotator_table,
+    "rankings": presentation.ranking_table,
+    "win_probability": presentation.win_probability_table,
+    "competence": presentation.competence_table,
+    "calibration": presentation.calibration_table,
 }
 
 

@@ -110,6 +110,7 @@ def _export_links(batch: Batch, categories: CategoryFilter) -> dict:
             for layout, extra, name, description in EXPORT_LAYOUTS
         ],
         "card": f"{base}?{urlencode({'layout': 'card', **only})}",
+        "lewidi": f"{base}?{urlencode({'layout': 'lewidi', **only})}",
         "job_url": reverse("api-export-jobs", args=[batch.slug]) + categories.query_string(),
     }
 

@@ -10,7 +10,8 @@ staff site as a whole). An app registers, from its ``AppConfig.ready()``:
   and context function; ``state`` carries what a failed form post wants shown (e.g.
   an upload's problems) when the page is rendered again;
 * ``Column`` — a column added to a table of another app's page, filled by a function of
-  the subject that returns ``{row key: text shown}`` (``None`` shows a dash).
+  the subject that returns ``{row key: text shown}`` (``None`` shows a dash); a
+  ``sortable`` column's text is a number the table can be sorted by.
 * ``CardSection`` — Markdown lines added to a family's data card (e.g. how a batch was
   made by another app), from a function of the subject (no lines: nothing added).
 
@@ -64,6 +65,7 @@ class Column:
     title: Callable[[object], str] = field(default=lambda subject: "")
     note: Callable[[object], str] = field(default=lambda subject: "")
     order: int = 100
+    sortable: bool = False
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,7 @@ def columns(table: str, user, subject) -> list[dict]:
             "title": column.title(subject),
             "note": column.note(subject),
             "values": column.values(subject),
+            "sortable": column.sortable,
         }
         for column in _COLUMNS[table]
         if column.visible(user)

@@ -80,3 +80,34 @@ def test_no_import_cycles_between_modules():
         if name not in state:
             visit(name, [name])
     assert cycles == []
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every top-level package this file imports (third-party ones too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_the_statistics_core_is_pure():
+    """``analysis.stats`` works on arrays only: no Django, and of the project only itself
+    (the database-facing code loads the arrays and hands them over)."""
+    stats = ROOT / "analysis" / "stats"
+    paths = sorted(stats.rglob("*.py"))
+    assert len(paths) >= 10
+    wrong = []
+    for path in paths:
+        name = _module_name(path)
+        if "django" in _all_imports(path):
+            wrong.append(f"{name} imports django")
+        wrong += [
+            f"{name} imports {imported}"
+            for imported in _imports(path)
+            if not imported.startswith("analysis.stats")
+        ]
+    assert wrong == []

@@ -16,6 +16,12 @@ Rules:
   ``score`` (a finite number; a CSV cell is parsed as one) are required, and exactly one
   of ``response_id`` (project-wide) or ``item_id`` (needs ``batch``: item ids are only
   unique within a batch). An empty value or JSON ``null`` counts as absent.
+* ``score_distribution`` (beside or instead of ``score``): the source's probabilities over
+  the kind's labels, in label order — a response's over the absolute labels 1…5, an item's
+  over its batch's labels (pairwise −2…2); a JSON list (in a CSV cell: its JSON text) of
+  finite, non-negative numbers summing to 1 within 1e-6 (:data:`DISTRIBUTION_TOLERANCE`).
+  Without ``score`` the score stored is the distribution's expected label. A pairwise
+  distribution belongs to an item: on a response it is an error.
 * ``higher_is_better`` (``true``/``false``/``1``/``0``, default true): when false the
   score is stored negated, so that higher always means better.
 * A source has one kind: two kinds in the file, or a kind other than the stored one, is
@@ -26,6 +32,7 @@ Rules:
 """
 
 import dataclasses
+import json
 import math
 import os
 from collections.abc import Iterator
@@ -36,7 +43,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from analysis.models import Score, ScoreKind, ScoreSource
-from annotation.models import Batch, Item, Response
+from annotation.kinds import get_kind
+from annotation.models import Batch, BatchKind, Item, Response
 from core import audit, tabular
 from core.audit import Actor
 from core.errors import InvalidInput
@@ -44,7 +52,11 @@ from core.tabular import BULK_BATCH_SIZE, ImportRejected, Problems
 
 __all__ = ["ScoreImportSummary", "import_scores"]
 
-REQUIRED = ("source", "kind", "score")
+REQUIRED = ("source", "kind")  # and score or score_distribution
+DISTRIBUTION = "score_distribution"
+DISTRIBUTION_TOLERANCE = 1e-6
+# A response's distribution is over the labels of the kind that rates single responses.
+RESPONSE_KIND = BatchKind.ABSOLUTE
 KINDS = tuple(ScoreKind.values)
 TARGET_KEYS = ("response_id", "item_id")
 TRUE_WORDS = {"true", "1", "yes"}
@@ -118,6 +130,7 @@ class _SourceEntry:
 class _ScoreEntry:
     value: float
     line: int
+    distribution: list[float] | None = None
     target_pk: int | None = None
     stored: bool = False  # the identical value is already stored
 
@@ -141,6 +154,7 @@ class _Validator:
         # (source, other kind) -> [first line, further lines]
         self.kind_conflicts: dict[tuple[str, str], list[int]] = {}
         self.target_header_checked = False
+        self.score_header_checked = False
         self.records = 0
         self.name_max = ScoreSource._meta.get_field("name").max_length
         self.id_max = Item._meta.get_field("item_id").max_length
@@ -152,10 +166,23 @@ class _Validator:
         source = self._name(line, row)
         kind = self._kind(line, row)
         target = self._target(line, row)
-        value = self._score(line, row)
+        has_distribution = self._given(row, DISTRIBUTION)
+        distribution, labels = self._distribution(line, row, target)
+        if has_distribution and not self._given(row, "score"):
+            value = None  # the distribution's expected label, below
+        elif not has_distribution and self.csv_header and "score" not in row:
+            self.problems.add(line, "score", "one of score or score_distribution is required")
+            value = None
+        else:
+            value = self._score(line, row)
         higher_is_better = self._higher_is_better(line, row)
         if value is not None and higher_is_better is False:
             value = -value
+        if has_distribution:
+            if distribution is None:
+                value = None  # its problem is reported
+            elif value is None:
+                value = math.fsum(p * label for p, label in zip(distribution, labels, strict=True))
 
         if source is not None and kind is not None:
             entry = self.sources.get(source)
@@ -173,7 +200,14 @@ class _Validator:
         key = (source, *target)
         entry = self.scores.get(key)
         if entry is None:
-            self.scores[key] = _ScoreEntry(value, line)
+            self.scores[key] = _ScoreEntry(value, line, distribution)
+        elif entry.distribution != distribution:
+            self.problems.add(
+                line,
+                DISTRIBUTION,
+                f"differs from the distribution that source {source!r} gives {target[0]} "
+                f"{target[1]!r} on line {entry.line}",
+            )
         elif entry.value != value:
             self.problems.add(
                 line,
@@ -252,6 +286,98 @@ class _Validator:
             )
             return None
         return key, value
+
+    @staticmethod
+    def _given(row: dict, key: str) -> bool:
+        value = row.get(key)
+        return value is not None and not (isinstance(value, str) and not value.strip())
+
+    def _labels_of(self, line: int, target: tuple[str, str] | None) -> list[int] | None:
+        """The labels a distribution for ``target`` is over (None, reported, if none)."""
+        if target is None:
+            return None
+        if target[0] == RESPONSE:
+            if self.batch is not None and self.batch.kind == BatchKind.PAIRWISE:
+                self.problems.add(
+                    line,
+                    DISTRIBUTION,
+                    "a pairwise distribution is over a pair's five choices: give it with the "
+                    "pair's item_id, not a response_id",
+                )
+                return None
+            return list(get_kind(RESPONSE_KIND).label_set)
+        kind = get_kind(self.batch.kind)
+        labels = getattr(kind, "label_set", None)
+        if not labels:
+            self.problems.add(
+                line, DISTRIBUTION, f"{self.batch.kind} batches have no label set to give one over"
+            )
+            return None
+        return list(labels)
+
+    def _distribution(
+        self, line: int, row: dict, target: tuple[str, str] | None
+    ) -> tuple[list[float] | None, list[int] | None]:
+        """The checked ``score_distribution`` and the labels it is over, or ``(None, ...)``."""
+        if self.csv_header and not self.score_header_checked:
+            self.score_header_checked = True
+            if "score" not in row and DISTRIBUTION not in row:
+                self.problems.add(1, "header", "needs a score or a score_distribution column")
+        if not self._given(row, DISTRIBUTION):
+            return None, None
+        value = row[DISTRIBUTION]
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                self.problems.add(line, DISTRIBUTION, "must be a JSON list of probabilities")
+                return None, None
+        if not isinstance(value, list):
+            self.problems.add(
+                line,
+                DISTRIBUTION,
+                f"must be a list of probabilities, not {tabular.json_type(value)}",
+            )
+            return None, None
+        labels = self._labels_of(line, target)
+        if labels is None:
+            return None, None
+        if len(value) != len(labels):
+            shown = ", ".join(str(label) for label in labels)
+            self.problems.add(
+                line,
+                DISTRIBUTION,
+                f"has {len(value)} probabilities; it needs {len(labels)}, one per label ({shown})",
+            )
+            return None, None
+        numbers = []
+        for position, entry in enumerate(value):
+            if isinstance(entry, bool) or not isinstance(entry, int | float):
+                self.problems.add(
+                    line,
+                    DISTRIBUTION,
+                    f"entry {position + 1} is {tabular.json_type(entry)}, not a number",
+                )
+                return None, None
+            number = float(entry)
+            if not math.isfinite(number):
+                self.problems.add(line, DISTRIBUTION, f"entry {position + 1} is {_shown(number)}")
+                return None, None
+            if number < 0:
+                self.problems.add(
+                    line, DISTRIBUTION, f"entry {position + 1} is negative ({number!r})"
+                )
+                return None, None
+            numbers.append(number)
+        total = math.fsum(numbers)
+        if abs(total - 1.0) > DISTRIBUTION_TOLERANCE:
+            self.problems.add(
+                line,
+                DISTRIBUTION,
+                f"sums to {total!r}, not 1 (within {DISTRIBUTION_TOLERANCE:g})",
+            )
+            return None, None
+        return numbers, labels
 
     def _score(self, line: int, row: dict) -> float | None:
         value = self._present(line, row, "score")
@@ -400,17 +526,24 @@ def _check_stored_scores(
         ids_by_pk = {pk: value for (kind, value), pk in targets.items() if kind == key}
         for chunk in tabular.chunks(ids_by_pk):
             stored = Score.objects.filter(**{f"{column}__in": chunk}).values_list(
-                "source_id", column, "value"
+                "source_id", column, "value", "distribution"
             )
-            for source_pk, target_pk, value in stored:
+            for source_pk, target_pk, value, distribution in stored:
                 name = by_pk.get(source_pk)
                 if name is None:
                     continue
                 entry = scores.get((name, key, ids_by_pk[target_pk]))
                 if entry is None:
                     continue
-                if entry.value == value:
+                if entry.value == value and entry.distribution == distribution:
                     entry.stored = True
+                elif entry.value == value:
+                    problems.add(
+                        entry.line,
+                        DISTRIBUTION,
+                        f"differs from the distribution already stored for source {name!r} "
+                        f"and {key} {ids_by_pk[target_pk]!r}",
+                    )
                 else:
                     problems.add(
                         entry.line,
@@ -451,7 +584,9 @@ def _write(
                 ScoreSource.objects.filter(pk__in=chunk).update(updated_at=timezone.now())
             # a plain multi-row INSERT: bulk_create without building 100,000 model
             # instances; a concurrent duplicate fails the unique constraints
-            inserter = tabular.RowInserter(Score, ["source", "response", "item", "value"])
+            inserter = tabular.RowInserter(
+                Score, ["source", "response", "item", "value", "distribution"]
+            )
             for start in range(0, len(new_scores), BULK_BATCH_SIZE):
                 inserter.insert(
                     [
@@ -460,6 +595,7 @@ def _write(
                             entry.target_pk if key == RESPONSE else None,
                             entry.target_pk if key == ITEM else None,
                             entry.value,
+                            entry.distribution,
                         ]
                         for (name, key, _), entry in new_scores[start : start + BULK_BATCH_SIZE]
                     ]

@@ -18,6 +18,20 @@ Modules
     seeded bootstrap intervals of many sources on many subsets at once.
 :mod:`~analysis.stats.agreement`
     Krippendorff's alpha, the batch agreement summary, annotator-crowd agreement.
+:mod:`~analysis.stats.bradley_terry`
+    the Bradley–Terry model with Davidson's ties: maximum-likelihood fits, one or many.
+:mod:`~analysis.stats.rankings`
+    strengths and mean ratings per model with a cluster bootstrap over annotators, ranks
+    and Kendall's tau between rankings.
+:mod:`~analysis.stats.competence`
+    Dawid–Skene and MACE annotator competence (EM).
+:mod:`~analysis.stats.calibration`
+    a source's label distributions against the human ones: JSD, EMD, LeWiDi's soft
+    measures, ECE; the spread tracking of scalar scores.
+
+The percentile interval and the seeded resample draws of every interval are
+:func:`~analysis.stats.bootstrap.percentile_interval` and
+:func:`~analysis.stats.bootstrap.resample_counts`.
 
 Per-item arrays give ``NaN`` for items without labels (the report leaves those items out);
 functions that return a single number return ``None`` (with a reason where there is one)

@@ -40,7 +40,12 @@ from analysis.stats.correlation import (
     undefined_reason,
 )
 
-__all__ = ["BOOTSTRAP_THREADS", "correlate_sources_subsets"]
+__all__ = [
+    "BOOTSTRAP_THREADS",
+    "correlate_sources_subsets",
+    "percentile_interval",
+    "resample_counts",
+]
 
 T = TypeVar("T")
 
@@ -217,17 +222,46 @@ def _ordered_results(function: Callable[..., T], tasks: Iterable[tuple]) -> Iter
             yield pending.popleft().result()
 
 
-def _with_interval(point: CorrelationResult, resampled: np.ndarray) -> CorrelationResult:
+def percentile_interval(resampled: np.ndarray) -> tuple[float, float] | None:
     """95 % percentile interval (Efron & Tibshirani 1993, ch. 13) of the usable resamples.
 
-    Resamples where a column came out constant are dropped; if fewer than half of the
-    resamples are usable the interval is ``None``.
+    The 2.5th / 97.5th percentiles (``np.percentile``, linear) of the finite values of
+    ``resampled``; non-finite values are resamples where the statistic was undefined and are
+    dropped. ``None`` without resamples or when fewer than half of them are usable. Every
+    interval of the analysis report comes from here.
     """
+    resampled = np.asarray(resampled, dtype=np.float64)
     usable = resampled[np.isfinite(resampled)]
     if resampled.size == 0 or usable.size * 2 < resampled.size:
-        return point._replace(n_resamples_used=int(usable.size))
+        return None
     low, high = np.percentile(usable, [2.5, 97.5])
-    return point._replace(ci95=(float(low), float(high)), n_resamples_used=int(usable.size))
+    return float(low), float(high)
+
+
+def resample_counts(n_units: int, n_resamples: int, seed: int | None) -> Iterator[np.ndarray]:
+    """How often each unit is drawn in each resample, in chunks of ``(b, n_units)`` rows.
+
+    Resample ``b`` draws the units of row ``b`` of
+    ``np.random.default_rng(seed).integers(0, n_units, size=(n_resamples, n_units))`` (the
+    stream of :func:`_resample_index_chunks`), so items or annotators resampled here follow the
+    report's ``seed`` exactly as its correlation intervals do. A unit may be an item or, for a
+    cluster bootstrap (Field & Welsh 2007), an annotator: drawing a person draws all of their
+    labels, which keeps the dependence between one person's labels in every resample.
+    """
+    for index in _resample_index_chunks(n_units, n_resamples, seed):
+        rows = index.shape[0]
+        flat = index + (np.arange(rows, dtype=np.int64) * n_units)[:, None]
+        counts = np.bincount(flat.ravel(), minlength=rows * n_units)
+        yield counts.reshape(rows, n_units)
+
+
+def _with_interval(point: CorrelationResult, resampled: np.ndarray) -> CorrelationResult:
+    """The point result with the :func:`percentile_interval` of its resamples."""
+    used = int(np.isfinite(resampled).sum())
+    interval = percentile_interval(resampled)
+    if interval is None:
+        return point._replace(n_resamples_used=used)
+    return point._replace(ci95=interval, n_resamples_used=used)
 
 
 # --------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from annotation.services.exports.schema import (
     CONTENT_TYPES,
     EXPORT_FORMATS,
     LAYOUTS,
+    LEWIDI_FORMAT,
     export_params,
 )
 from core.api.jobs import start_job_response
@@ -37,13 +38,17 @@ from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.audit import Actor
 from core.errors import InvalidInput
 
-FORMATS = (*EXPORT_FORMATS, CARD_FORMAT)
+FORMATS = (*EXPORT_FORMATS, CARD_FORMAT, LEWIDI_FORMAT)
 
 LAYOUT_HELP = (
     "long: one row per label; dense: one row per item with its counted labels as a list; "
-    "annotators: one row per contributing annotator; card: a Markdown data card."
+    "annotators: one row per contributing annotator; card: a Markdown data card; lewidi: "
+    "the LeWiDi perspectivist JSON (per item its annotators, annotations and soft label)."
 )
-FORMAT_HELP = "jsonl (default), csv or parquet for the tables; md for the card (its default)."
+FORMAT_HELP = (
+    "jsonl (default), csv or parquet for the tables; md for the card, json for lewidi "
+    "(their defaults)."
+)
 ALL_STATUSES_HELP = (
     "1: the long layout also holds surplus and excluded labels (column status); "
     "0 (default): counted labels only. No effect on the other layouts."
@@ -58,7 +63,8 @@ SUBCATEGORY_HELP = "Only the items whose query has this sub-category (with or wi
 
 EXPORT_FILE_HELP = (
     "The export as a download: JSONL (one object per row), CSV (header row; lists as JSON "
-    "text), Parquet (lists as list columns, integers as int64) or the Markdown card."
+    "text), Parquet (lists as list columns, integers as int64), the Markdown card or the "
+    "LeWiDi JSON."
 )
 
 EXPORT_PARAMETERS = [
@@ -90,6 +96,47 @@ class ExportJobRequest(serializers.Serializer):
     all_statuses = serializers.BooleanField(default=False, help_text=ALL_STATUSES_HELP)
     category = serializers.CharField(required=False, max_length=200, help_text=CATEGORY_HELP)
     subcategory = serializers.CharField(required=False, max_length=200, help_text=SUBCATEGORY_HELP)
+
+
+def _text(description: str) -> dict:
+    return {"type": "string", "description": description}
+
+
+# The LeWiDi export is a JSON object keyed by item id; each value has these fields
+# (FORMATS.md, "LeWiDi: the perspectivist JSON").
+LEWIDI_SCHEMA = {
+    "type": "object",
+    "description": "item id -> the item",
+    "additionalProperties": {
+        "type": "object",
+        "properties": {
+            "text": {
+                "type": "object",
+                "properties": {
+                    "query": _text("the query"),
+                    "response": _text("absolute batches: the response"),
+                    "response_a": _text("pairwise batches: response A"),
+                    "response_b": _text("pairwise batches: response B"),
+                },
+            },
+            "annotation task": _text("the batch's kind"),
+            "number of annotations": {"type": "integer"},
+            "annotators": _text("pseudonyms, comma-separated, in submission order"),
+            "annotations": _text("the labels, comma-separated, in the annotators' order"),
+            "hard_label": _text("the most common label (ties: the lowest)"),
+            "soft_label": {
+                "type": "object",
+                "description": "label -> share of the annotations, every label of the kind",
+                "additionalProperties": {"type": "number"},
+            },
+            "other_info": {
+                "type": "object",
+                "description": "item_id, query_id, category, subcategory, the model(s) and, "
+                "with a questionnaire, annotator_answers (pseudonym -> answers)",
+            },
+        },
+    },
+}
 
 
 class ExportErrorSerializer(serializers.Serializer):
@@ -137,6 +184,9 @@ class BatchExportView(APIView):
             ),
             (200, CONTENT_TYPES["md"].split(";")[0]): OpenApiResponse(
                 OpenApiTypes.STR, description=EXPORT_FILE_HELP
+            ),
+            (200, CONTENT_TYPES["json"].split(";")[0]): OpenApiResponse(
+                LEWIDI_SCHEMA, description="The LeWiDi export (layout=lewidi)."
             ),
             (400, "application/json"): OpenApiResponse(
                 ExportErrorSerializer, description="a bad parameter, named in detail and field"

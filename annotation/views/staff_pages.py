@@ -279,6 +279,39 @@ def batch_preview(request: HttpRequest, slug: str) -> HttpResponse:
 # --------------------------------------------------------------------------- annotators
 
 
+def _number_or_none(text) -> float | None:
+    try:
+        return float(str(text).replace("−", "-"))
+    except (TypeError, ValueError):
+        return None
+
+
+def _sort_by_extra_column(request: HttpRequest, rows: list[dict], extra_columns: list[dict]) -> str:
+    """Sort the rows by a sortable extra column (``?sort=KEY`` ascending, ``-KEY``
+    descending; rows without a value last) and give each sortable column the address that
+    sorts by it (ascending first, then the other way). Returns the sort in force."""
+    wanted = request.GET.get("sort", "")
+    key = wanted.removeprefix("-")
+    for index, column in enumerate(extra_columns):
+        if not column["sortable"]:
+            continue
+        params = request.GET.copy()
+        params["sort"] = f"-{column['key']}" if wanted == column["key"] else column["key"]
+        column["sort_url"] = f"?{params.urlencode()}"
+        column["sorted"] = "descending" if wanted == f"-{key}" else "ascending"
+        column["sorted"] = column["sorted"] if key == column["key"] else ""
+        if key != column["key"]:
+            continue
+        present = [row for row in rows if _number_or_none(row["extra"][index]) is not None]
+        absent = [row for row in rows if _number_or_none(row["extra"][index]) is None]
+        present.sort(
+            key=lambda row: _number_or_none(row["extra"][index]), reverse=wanted.startswith("-")
+        )
+        rows[:] = present + absent
+        return wanted
+    return ""
+
+
 @staff_page(access.can_view_batches)
 @require_GET
 def annotator_list(request: HttpRequest, slug: str) -> HttpResponse:
@@ -295,6 +328,7 @@ def annotator_list(request: HttpRequest, slug: str) -> HttpResponse:
         if row["median_duration_ms"] is not None:
             row["median_seconds"] = round(row["median_duration_ms"] / 1000, 1)
         row["extra"] = [column["values"].get(row["annotator"]) for column in extra_columns]
+    sort = _sort_by_extra_column(request, rows, extra_columns)
     return render(
         request,
         "annotation/staff/annotators.html",
@@ -303,6 +337,7 @@ def annotator_list(request: HttpRequest, slug: str) -> HttpResponse:
             "rows": rows,
             "n_excluded": sum(row["status"] == "excluded" for row in rows),
             "extra_columns": extra_columns,
+            "sort": sort,
             "sharing_groups": selectors.sharing_groups(batch),
             "taxonomy": taxonomy_panel(request, batch.items.all(), categories),
             **abilities,

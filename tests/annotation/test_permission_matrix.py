@@ -247,6 +247,8 @@ def test_json_answers_have_real_schemas_not_free_form_objects():
             shape = _resolve(schema, body["schema"])
             if shape.get("type") == "array":
                 shape = _resolve(schema, shape["items"])
+            if isinstance(shape.get("additionalProperties"), dict) and not shape.get("properties"):
+                shape = _resolve(schema, shape["additionalProperties"])  # a map of named shapes
             assert shape.get("properties"), f"{name} {code}: {shape}"
 
 

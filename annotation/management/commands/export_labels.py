@@ -1,10 +1,11 @@
-"""manage.py export_labels SLUG --format jsonl|csv|parquet [--dense | --annotators | --card]
-[--all-statuses] [--category C] [--subcategory S] -o FILE
+"""manage.py export_labels SLUG --format jsonl|csv|parquet [--dense | --annotators | --card |
+--layout LAYOUT] [--all-statuses] [--category C] [--subcategory S] -o FILE
 
 Without a layout flag: the long layout (one row per label). ``--card`` writes the Markdown
-data card (``--format md`` or a ``.md`` file). The format defaults to the output file's
-extension. ``-o -`` writes to standard output (give ``--format``); the summary line then
-goes to standard error. A FIFO or a device is written directly (``core.files``).
+data card (``--format md`` or a ``.md`` file); ``--layout lewidi`` the perspectivist JSON of
+the LeWiDi shared tasks (``--format json`` or a ``.json`` file). The format defaults to the
+output file's extension. ``-o -`` writes to standard output (give ``--format``); the summary
+line then goes to standard error. A FIFO or a device is written directly (``core.files``).
 ``--category`` / ``--subcategory`` export those items only (the card says so).
 """
 
@@ -17,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Batch
 from annotation.selectors import CategoryFilter
 from annotation.services.exports.delivery import export_to_file
-from annotation.services.exports.schema import CARD_FORMAT, EXPORT_FORMATS
+from annotation.services.exports.schema import CARD_FORMAT, EXPORT_FORMATS, LAYOUTS, LEWIDI_FORMAT
 from core.audit import Actor
 from core.errors import ServiceError
 from core.files import output_path
@@ -29,6 +30,7 @@ SUMMARY = {
     "dense": "{rows} items (dense, counted labels) of {slug}",
     "annotators": "{rows} annotators of {slug}",
     "card": "the data card of {slug}",
+    "lewidi": "{rows} items (LeWiDi, counted labels) of {slug}",
 }
 
 
@@ -43,7 +45,7 @@ class Command(BaseCommand):
         parser.add_argument("slug")
         parser.add_argument(
             "--format",
-            choices=(*EXPORT_FORMATS, CARD_FORMAT),
+            choices=(*EXPORT_FORMATS, CARD_FORMAT, LEWIDI_FORMAT),
             default=None,
             help="default: the output file's extension (md only with --card)",
         )
@@ -51,6 +53,9 @@ class Command(BaseCommand):
         layouts.add_argument("--dense", action="store_true", help="one row per item")
         layouts.add_argument("--annotators", action="store_true", help="the annotator table")
         layouts.add_argument("--card", action="store_true", help="the data card (Markdown)")
+        layouts.add_argument(
+            "--layout", choices=LAYOUTS, help="any layout by name, e.g. lewidi (LeWiDi JSON)"
+        )
         parser.add_argument(
             "--all-statuses",
             action="store_true",
@@ -64,15 +69,20 @@ class Command(BaseCommand):
             "-o", "--output", required=True, help="file to write ('-': standard output)"
         )
 
-    def handle(self, *args, slug, format, dense, annotators, card, all_statuses, output, **options):
+    def handle(
+        self, *args, slug, format, dense, annotators, card, layout, all_statuses, output, **options
+    ):
         batch = Batch.objects.filter(slug=slug).first()
         if batch is None:
             raise CommandError(f"batch {slug!r} does not exist")
-        layout = "dense" if dense else "annotators" if annotators else "card" if card else "long"
+        if layout is None:
+            layout = (
+                "dense" if dense else "annotators" if annotators else "card" if card else "long"
+            )
         to_stdout = output == STANDARD_OUTPUT
         target = Path(output)
         fmt = format or ("" if to_stdout else target.suffix.lstrip(".").lower())
-        allowed = (CARD_FORMAT,) if card else EXPORT_FORMATS
+        allowed = {"card": (CARD_FORMAT,), "lewidi": (LEWIDI_FORMAT,)}.get(layout, EXPORT_FORMATS)
         if fmt not in allowed:
             raise CommandError(
                 f"--format: give one of {', '.join(allowed)} (or an output file "

@@ -25,6 +25,7 @@ from annotation.services.exports.formats import (
     write_parquet,
     write_parquet_from_csv,
 )
+from annotation.services.exports.lewidi import lewidi_text
 from annotation.services.exports.rows import (
     iter_annotator_rows,
     iter_dense_rows,
@@ -225,20 +226,21 @@ def export_to_file(
     categories: CategoryFilter = NO_FILTER,
 ) -> int:
     """Write one export of ``batch`` to ``path``; returns the number of rows written
-    (for the card: the number of Markdown lines). ``progress(done, total)`` is called
-    every ``PROGRESS_EVERY`` rows and at the end. With an ``actor`` (the command line),
-    the export is recorded in the batch's history; jobs are recorded when requested.
+    (for the card: the number of Markdown lines; for lewidi: the number of items).
+    ``progress(done, total)`` is called every ``PROGRESS_EVERY`` rows and at the end. With an
+    ``actor`` (the command line), the export is recorded in the batch's history; jobs are
+    recorded when requested.
     ``categories`` narrows it to the items of a category (the card says so)."""
     layout, fmt, all_statuses = export_params(layout, fmt, all_statuses)
     if actor is not None:
         record_export(batch, layout, fmt, all_statuses, actor, "file", categories)
-    if layout == "card":
-        text = data_card(batch, categories)
+    if layout in ("card", "lewidi"):
+        text = data_card(batch, categories) if layout == "card" else lewidi_text(batch, categories)
         with open(path, "w", encoding="utf-8", newline="") as stream:
             stream.write(text)
         if progress is not None:
             progress(1, 1)
-        return text.count("\n")
+        return text.count("\n") if layout == "card" else max(text.count("\n") - 1, 0)
     total = _total(batch, layout, all_statuses, categories) if progress is not None else None
     if fmt == "parquet" and layout == "long" and database.applies(batch):
         query = database.line_sql(batch, "arrow", all_statuses, categories)
@@ -334,6 +336,8 @@ def stream_export(
     content_type = CONTENT_TYPES[fmt]
     if layout == "card":
         return iter([data_card(batch, categories)]), content_type, filename
+    if layout == "lewidi":
+        return iter([lewidi_text(batch, categories)]), content_type, filename
     if fmt == "parquet":
         handle, path = tempfile.mkstemp(prefix=f"export-{batch.slug}-", suffix=".parquet")
         os.close(handle)

@@ -5,7 +5,9 @@ Layouts (``LAYOUTS``):
 * ``long`` — one row per label (counted only unless ``all_statuses``);
 * ``dense`` — one row per item in import order, items without a counted label included;
 * ``annotators`` — one row per annotator who contributed a label to the batch;
-* ``card`` — a Markdown data card (format ``md`` only).
+* ``card`` — a Markdown data card (format ``md`` only);
+* ``lewidi`` — the perspectivist JSON of the LeWiDi shared tasks (format ``json`` only;
+  ``exports.lewidi``).
 
 The columns of a kind's items and labels are declared by the kind (``annotation.kinds``).
 
@@ -23,11 +25,13 @@ from annotation.models import Batch
 from annotation.selectors import NO_FILTER, CategoryFilter
 from core.errors import InvalidInput
 
-LAYOUTS = ("long", "dense", "annotators", "card")
+LAYOUTS = ("long", "dense", "annotators", "card", "lewidi")
 TABLE_LAYOUTS = ("long", "dense", "annotators")
 EXPORT_FORMATS = ("jsonl", "csv", "parquet")
 CARD_FORMAT = "md"
+LEWIDI_FORMAT = "json"
 CONTENT_TYPES = {
+    "json": "application/json; charset=utf-8",
     "jsonl": "application/x-ndjson; charset=utf-8",
     "csv": "text/csv; charset=utf-8",
     "parquet": "application/vnd.apache.parquet",
@@ -143,12 +147,15 @@ def export_params(layout=None, fmt=None, all_statuses=None) -> tuple[str, str, b
     if isinstance(fmt, str):
         fmt = fmt.strip().lower()
     if not fmt:
-        fmt = CARD_FORMAT if layout == "card" else "jsonl"
+        fmt = {"card": CARD_FORMAT, "lewidi": LEWIDI_FORMAT}.get(layout, "jsonl")
     if fmt == "markdown":
         fmt = CARD_FORMAT
     if layout == "card":
         if fmt != CARD_FORMAT:
             raise InvalidInput("format", f"the card is Markdown only (md); got {fmt!r}")
+    elif layout == "lewidi":
+        if fmt != LEWIDI_FORMAT:
+            raise InvalidInput("format", f"the lewidi layout is JSON only (json); got {fmt!r}")
     elif fmt not in EXPORT_FORMATS:
         raise InvalidInput("format", f"{fmt!r} is not one of {', '.join(EXPORT_FORMATS)}")
     return layout, fmt, _flag(all_statuses)
