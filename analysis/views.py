@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 from django import forms
 from django.contrib import messages
-from django.core.cache import cache
 from django.http import (
     FileResponse,
     Http404,
@@ -35,7 +34,6 @@ from django.http import (
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from analysis import plots, presentation
@@ -48,6 +46,9 @@ from analysis.services.analyses import (
     latest_report,
     validate_settings,
 )
+from analysis.services.analyses import (
+    JOB_KIND as ANALYSIS_JOB_KIND,
+)
 from analysis.services.scores import import_scores
 from annotation.access import abilities
 from annotation.models import Batch, BatchKind
@@ -57,12 +58,12 @@ from core.access import staff_page
 from core.audit import Actor
 from core.jobs.execution import job_files_dir
 from core.jobs.pages import job_status, start_job_from_page
+from core.jobs.subject_pages import active_job, cached_charts, failed_job, report_or_404
 from core.models import Job
 from core.uploads import receive_upload
 
 ITEM_ROWS_SHOWN = 2000
 ANNOTATOR_ROWS_SHOWN = 2000
-CHART_CACHE_SECONDS = 24 * 3600
 SCATTER_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
@@ -85,35 +86,8 @@ class RunAnalysisForm(forms.Form):
 # --------------------------------------------------------------------------- helpers
 
 
-def _analysis_jobs(batch: Batch):
-    return batch.jobs.filter(kind="analysis")
-
-
-def _active_job(batch: Batch) -> Job | None:
-    return (
-        _analysis_jobs(batch)
-        .filter(state__in=[Job.State.PENDING, Job.State.RUNNING])
-        .order_by("-created_at")
-        .first()
-    )
-
-
-def _failed_job(batch: Batch) -> Job | None:
-    """The newest finished analysis, if it failed (a report may still be shown: an older one)."""
-    newest = (
-        _analysis_jobs(batch)
-        .filter(state__in=[Job.State.SUCCEEDED, Job.State.FAILED])
-        .order_by("-created_at")
-        .first()
-    )
-    return newest if newest is not None and newest.state == Job.State.FAILED else None
-
-
 def _report_or_404(batch: Batch) -> tuple[Job, dict]:
-    found = latest_report(batch)
-    if found is None:
-        raise Http404(f"Batch {batch.slug} has no finished analysis yet.")
-    return found
+    return report_or_404(latest_report(batch), f"Batch {batch.slug}")
 
 
 # --------------------------------------------------------------------------- charts
@@ -264,10 +238,10 @@ def _report_charts(report: dict) -> list[ReportChart]:
 
 def _charts(job: Job, report: dict) -> list[dict]:
     """The report's charts as inline SVG, rendered once per finished job (then cached)."""
-    key = f"analysis-report-charts:v2:{job.pk}"
-    charts = cache.get(key)
-    if charts is None:
-        charts = [
+    return cached_charts(
+        "analysis-v2",
+        job,
+        lambda: [
             {
                 "key": chart.key,
                 "title": chart.title,
@@ -276,9 +250,8 @@ def _charts(job: Job, report: dict) -> list[dict]:
                 "svg": chart.drawing.svg(),
             }
             for chart in _report_charts(report)
-        ]
-        cache.set(key, charts, CHART_CACHE_SECONDS)
-    return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]
+        ],
+    )
 
 
 def _scatter_drawing(batch: Batch, report: dict) -> plots.Drawing | None:
@@ -328,14 +301,14 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
     found = latest_report(batch)
     job, report = found if found is not None else (None, None)
-    active = _active_job(batch)
+    active = active_job(batch, ANALYSIS_JOB_KIND)
     context = {
         "batch": batch,
         "job": job,
         "report": report,
         "active_job": active,
         "active_status": job_status(active) if active else None,
-        "failed_job": _failed_job(batch),
+        "failed_job": failed_job(batch, ANALYSIS_JOB_KIND),
         "form": RunAnalysisForm(initial=_run_initial(job)),
         "run_url": reverse("manage-report-run", args=[batch.slug]),
         **abilities(request.user),
@@ -402,7 +375,7 @@ def run_analysis(request: HttpRequest, slug: str) -> HttpResponse:
 
     return start_job_from_page(
         request,
-        "analysis",
+        ANALYSIS_JOB_KIND,
         batch,
         RunAnalysisForm(request.POST),
         params,

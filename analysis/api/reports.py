@@ -11,6 +11,7 @@ from analysis.api.responses import REPORT_EXAMPLE, ReportResponse
 from analysis.presentation import filtered_report
 from analysis.services.analyses import (
     DEFAULT_RESAMPLES,
+    JOB_KIND,
     latest_report,
     validate_group_by,
     validate_settings,
@@ -68,7 +69,7 @@ class StartAnalysisView(APIView):
         )
         group_by = validate_group_by(batch, settings.validated_data["group_by"])
         params = {"bootstrap": bootstrap, "seed": seed, "group_by": group_by}
-        return start_job_response(request, "analysis", batch, params)
+        return start_job_response(request, JOB_KIND, batch, params)
 
 
 class LatestReportView(APIView):

@@ -16,6 +16,7 @@ from core.jobs.execution import JobProgress, job_files_dir, newest_report
 from core.jobs.kinds import register_job_kind
 from core.models import Job
 
+JOB_KIND = "analysis"
 DEFAULT_RESAMPLES = 1000
 MAX_RESAMPLES = 100_000
 
@@ -76,7 +77,7 @@ def write_report(report: dict, path: Path) -> None:
     os.replace(partial, path)
 
 
-@register_job_kind("analysis", can_view=can_analyse)
+@register_job_kind(JOB_KIND, can_view=can_analyse)
 def run_analysis_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
     params = job.params or {}
     report = analyse_batch(
