@@ -31,6 +31,12 @@ EXPORT_LAYOUTS = [
     ),
     ("dense", {}, "Items", "one row per item with its list of labels"),
     ("annotators", {}, "Annotators", "one row per annotator who contributed"),
+    (
+        "bundles",
+        {},
+        "Bundles",
+        "one row per annotator and bundle, their labels in item order (bundled batches)",
+    ),
 ]
 EXPORT_FORMATS = ["jsonl", "csv", "parquet"]
 # Prolific replaces the {{%…%}} placeholders of a study URL with each participant's ids.

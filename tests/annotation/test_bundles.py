@@ -240,3 +240,41 @@ def test_exactly_n_and_nobody_meets_a_query_twice_with_many_participants():
     ):
         leased[(annotator, bundle)].add(at)
     assert all(len(times) == 1 for times in leased.values())
+
+
+def test_the_bundles_export_holds_each_persons_labels_in_item_order(tmp_path):
+    import json
+
+    from django.core.management import call_command
+
+    batch = bundled_batch("bundle-export", n_queries=2, per_query=3, per_item=2)
+    people = [make_participant(batch, f"e{number}") for number in range(4)]
+    for number, person in enumerate(people):
+        rate(batch, person, value=1 + number)
+    out = tmp_path / "bundles.jsonl"
+    call_command("export_labels", batch.slug, "--layout", "bundles", "-o", str(out))
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == Assignment.objects.values("annotator", "item__bundle").distinct().count()
+    for row in rows:
+        labels = {
+            label.item.item_id: (label.value, label.position_in_bundle)
+            for label in Label.objects.filter(
+                batch=batch, annotator__pseudonym=row["annotator"], item__bundle=row["bundle_id"]
+            )
+        }
+        items = list(
+            Item.objects.filter(batch=batch, bundle=row["bundle_id"])
+            .order_by("position")
+            .values_list("item_id", flat=True)
+        )
+        assert row["item_ids"] == items
+        assert row["values"] == [labels[item][0] for item in items]
+        assert row["positions"] == [labels[item][1] for item in items]
+        assert row["n_labels"] == len(labels) == 3
+    parquet = tmp_path / "bundles.parquet"
+    call_command("export_labels", batch.slug, "--layout", "bundles", "-o", str(parquet))
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(parquet)
+    assert str(table.schema.field("values").type) == "list<element: int64>"
+    assert table.num_rows == len(rows)

@@ -29,6 +29,7 @@ SUMMARY = {
     "long": "{rows} {labels} of {slug}",
     "dense": "{rows} items (dense, counted labels) of {slug}",
     "annotators": "{rows} annotators of {slug}",
+    "bundles": "{rows} (annotator, bundle) rows of {slug}",
     "card": "the data card of {slug}",
     "lewidi": "{rows} items (LeWiDi, counted labels) of {slug}",
 }

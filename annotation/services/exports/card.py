@@ -236,6 +236,7 @@ LAYOUT_ROWS = {
     "long": "one row per label (counted only unless all statuses were requested)",
     "dense": "one row per item in import order",
     "annotators": "one row per annotator who contributed",
+    "bundles": "one row per (annotator, bundle), their labels in the bundle's item order",
 }
 # Exports change nothing and the card is itself an export: the History tab and the API
 # list them, the card does not (two cards written a moment apart read the same).

@@ -28,6 +28,7 @@ from annotation.services.exports.formats import (
 from annotation.services.exports.lewidi import lewidi_text
 from annotation.services.exports.rows import (
     iter_annotator_rows,
+    iter_bundle_rows,
     iter_dense_rows,
     iter_long_groups,
 )
@@ -121,11 +122,11 @@ def _table(
         groups = iter_long_groups(batch, all_statuses=all_statuses, categories=categories)
         counter = _Counted(groups, progress, total, grouped=True)
         return counter, _flatten(counter)
-    rows = (
-        iter_dense_rows(batch, categories)
-        if layout == "dense"
-        else iter_annotator_rows(batch, categories)
-    )
+    rows = {
+        "dense": iter_dense_rows,
+        "bundles": iter_bundle_rows,
+        "annotators": iter_annotator_rows,
+    }[layout](batch, categories)
     counter = _Counted(rows, progress, total)
     return counter, counter
 
@@ -211,6 +212,9 @@ def _total(
         return labels.count()
     if layout == "dense":
         return batch_items(batch, categories).filter(is_check=False).count()
+    if layout == "bundles":
+        counted = labels.filter(status=LabelStatus.COUNTED).exclude(item__bundle="")
+        return counted.values("annotator_id", "item__bundle").distinct().count()
     return labels.values("annotator_id").distinct().count()
 
 

@@ -168,3 +168,41 @@ def iso_utc(moment: datetime | None) -> str | None:
     if moment is None:
         return None
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def iter_bundle_rows(batch: Batch, categories: CategoryFilter = NO_FILTER) -> Iterator[dict]:
+    """One dict per (annotator, bundle) with a counted label, bundles in their first
+    item's order: the bundle's items (import order) and this person's counted label and
+    position of each (``None`` where they have none). Two queries; one bundle's labels in
+    memory at a time."""
+    writes = not getattr(get_kind(batch.kind), "label_set", ())
+    field = "answer" if writes else "value"
+    items = (
+        Item.objects.filter(categories.q(), batch=batch, is_check=False)
+        .exclude(bundle="")
+        .order_by("position", "pk")
+        .values_list("bundle", "pk", "item_id")
+    )
+    members: dict[str, list[tuple[int, str]]] = {}
+    for bundle, item_pk, item_id in items.iterator(chunk_size=CHUNK_SIZE):
+        members.setdefault(bundle, []).append((item_pk, item_id))
+    labels = (
+        Label.objects.filter(categories.q("item__"), batch=batch, status=LabelStatus.COUNTED)
+        .exclude(item__bundle="")
+        .values_list("item__bundle", "annotator__pseudonym", "item_id", field, "position_in_bundle")
+    )
+    by_bundle: dict[str, dict[str, dict[int, tuple]]] = {}
+    for bundle, annotator, item_pk, value, position in labels.iterator(chunk_size=CHUNK_SIZE):
+        by_bundle.setdefault(bundle, {}).setdefault(annotator, {})[item_pk] = (value, position)
+    out = "answers" if writes else "values"
+    for bundle, items_of in members.items():
+        for annotator, given in sorted(by_bundle.get(bundle, {}).items()):
+            yield {
+                "batch": batch.slug,
+                "bundle_id": bundle,
+                "annotator": annotator,
+                "item_ids": [item_id for _, item_id in items_of],
+                out: [given.get(pk, (None, None))[0] for pk, _ in items_of],
+                "positions": [given.get(pk, (None, None))[1] for pk, _ in items_of],
+                "n_labels": len(given),
+            }

@@ -5,6 +5,8 @@ Layouts (``LAYOUTS``):
 * ``long`` — one row per label (counted only unless ``all_statuses``);
 * ``dense`` — one row per item in import order, items without a counted label included;
 * ``annotators`` — one row per annotator who contributed a label to the batch;
+* ``bundles`` — one row per (annotator, bundle) of a bundled batch, with that person's
+  counted labels of the bundle's items in item order (the within-person table);
 * ``card`` — a Markdown data card (format ``md`` only);
 * ``lewidi`` — the perspectivist JSON of the LeWiDi shared tasks (format ``json`` only;
   ``exports.lewidi``).
@@ -25,8 +27,8 @@ from annotation.models import Batch
 from annotation.selectors import NO_FILTER, CategoryFilter
 from core.errors import InvalidInput
 
-LAYOUTS = ("long", "dense", "annotators", "card", "lewidi")
-TABLE_LAYOUTS = ("long", "dense", "annotators")
+LAYOUTS = ("long", "dense", "annotators", "bundles", "card", "lewidi")
+TABLE_LAYOUTS = ("long", "dense", "annotators", "bundles")
 EXPORT_FORMATS = ("jsonl", "csv", "parquet")
 CARD_FORMAT = "md"
 LEWIDI_FORMAT = "json"
@@ -117,7 +119,30 @@ def columns(layout: str, batch: Batch) -> list[ExportColumn]:
         return item_columns(kind) + list(get_kind(kind).dense_columns)
     if layout == "annotators":
         return list(ANNOTATOR_COLUMNS) + questionnaire_columns(batch)
+    if layout == "bundles":
+        return bundle_columns(kind)
     raise InvalidInput("layout", f"{layout!r} has no columns (it is not a table)")
+
+
+def bundle_columns(kind: str) -> list[ExportColumn]:
+    """The bundles layout: the labels are values (kinds that choose) or answers (kinds
+    that write), listed in the bundle's item order, null where the person has none."""
+    writes = not getattr(get_kind(kind), "label_set", ())  # text kinds have no label set
+    return [
+        ExportColumn("batch", "string", "the batch's slug"),
+        ExportColumn("bundle_id", "string", "the bundle (e.g. query:q7)"),
+        ExportColumn("annotator", "string", "the annotator's pseudonym"),
+        ExportColumn("item_ids", "string_list", "the bundle's items in import order"),
+        ExportColumn(
+            "answers" if writes else "values",
+            "string_list" if writes else "int_list",
+            "this person's counted label of each item, same order (null: none)",
+        ),
+        ExportColumn(
+            "positions", "int_list", "where they met each item (position_in_bundle; null: none)"
+        ),
+        ExportColumn("n_labels", "int", "how many of the items they labelled"),
+    ]
 
 
 def questionnaire_columns(batch: Batch) -> list[ExportColumn]:
