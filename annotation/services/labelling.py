@@ -6,6 +6,7 @@ from datetime import datetime
 
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.kinds.base import CleanLabel
 from annotation.models import (
@@ -24,9 +25,9 @@ from core.errors import Conflict, InvalidInput, NotFound
 from core.locking import lock_rows
 
 MAX_DURATION_MS = 2**31 - 1
-TAKEN_OVER = (
-    "assignment: this study was opened in another browser, which goes on with it; "
-    "please continue there"
+# the participant reads it (the worker API's detail), in their language
+TAKEN_OVER = gettext_lazy(
+    "This study was opened in another browser, which goes on with it; please continue there."
 )
 
 
@@ -91,8 +92,11 @@ def submit_label(
             earlier = Label.objects.get(assignment=assignment)
             if not kind.same_label(_stored(earlier), clean):
                 raise Conflict(
-                    f"value: this assignment was already labelled {kind.shown(earlier)}; "
-                    "a label cannot be changed"
+                    "value: "
+                    + gettext(
+                        "this assignment was already labelled %(value)s; a label cannot be changed"
+                    )
+                    % {"value": kind.shown(earlier)}
                 )
             return SubmitOutcome(earlier.status, False, earlier)
         check_passed, too_fast, straightlined = None, False, False
@@ -115,7 +119,7 @@ def submit_label(
                 if assignment.state == AssignmentState.OPEN:
                     # taking over released every lease the old browser held: an open
                     # one was handed to the browser that now holds the participation
-                    raise Conflict(TAKEN_OVER)
+                    raise Conflict("assignment: " + str(TAKEN_OVER))
                 status = LabelStatus.SURPLUS
             else:
                 excluded = participant == Participation.Status.EXCLUDED

@@ -44,6 +44,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.models import (
     REGULAR_STATUSES,
@@ -389,14 +390,16 @@ def extend_lease(annotator: Annotator, assignment_id, now: datetime | None = Non
         if assignment is None:
             raise NotFound("No such assignment.")
         if assignment.state != AssignmentState.OPEN or assignment.expires_at <= now:
-            raise Conflict("assignment: this lease is no longer open; it cannot be extended")
+            raise Conflict(
+                "assignment: " + gettext("this lease is no longer open; it cannot be extended")
+            )
         excluded = Participation.objects.filter(
             batch_id=assignment.batch_id,
             annotator=annotator,
             status=Participation.Status.EXCLUDED,
         ).exists()
         if excluded:
-            raise Conflict("assignment: you no longer take part in this batch")
+            raise Conflict("assignment: " + gettext("you no longer take part in this batch"))
         batch = assignment.batch
         cap = assignment.leased_at + timedelta(seconds=batch.lease_cap_seconds)
         extended = min(now + timedelta(seconds=batch.lease_seconds), cap)

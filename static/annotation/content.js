@@ -15,6 +15,7 @@
 // - Links open in a new tab: following one never leaves the study.
 (function () {
   "use strict";
+  const gettext = window.gettext || ((text) => text);
 
   const BLOCKS = "p, li, blockquote, h1, h2, h3, h4, h5, h6, td, th, dt, dd";
 
@@ -43,10 +44,14 @@
     container.querySelectorAll("pre, table").forEach((block) => {
       if (block.parentElement.classList.contains("wide-block")) return;
       const wrapper = document.createElement("div");
-      const what = block.tagName === "PRE" ? "Code" : "Table";
-      wrapper.className = "wide-block " + what.toLowerCase();
+      const code = block.tagName === "PRE";
+      const what = code ? gettext("Code") : gettext("Table");
+      wrapper.className = "wide-block " + (code ? "code" : "table");
       wrapper.setAttribute("role", "group");
-      wrapper.setAttribute("aria-label", label ? what + ", " + label : what);
+      wrapper.setAttribute(
+        "aria-label",
+        label ? gettext("%(what)s, %(label)s").replace("%(what)s", what).replace("%(label)s", label) : what
+      );
       block.replaceWith(wrapper);
       wrapper.appendChild(block);
     });
