@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from annotation.models import Batch, Participation
+from core.errors import InvalidInput
 
 ENGLISH = "en"
 # browser tags that name a shipped language by another name (Simplified Chinese as
@@ -137,3 +138,117 @@ def _questionnaire_in(original: list, translated: list | None) -> list:
             }
         )
     return shown
+
+
+def clean_translations(raw, *, questionnaire: list, label_values: list[int]) -> dict:
+    """``Batch.translations`` checked like the texts it translates: each code a shipped
+    language; instructions and consent as Markdown of the same limits; button texts for
+    the kind's own label values; a questionnaire that asks the batch's questions (same
+    ids and types, as many options) through ``questionnaire.clean_definition``.
+    ``InvalidInput`` names the setting and what is wrong."""
+    from annotation import setting_rules as rules
+    from annotation.services import questionnaire as questionnaires
+
+    field = "translations"
+    if raw in (None, ""):
+        return {}
+    if not isinstance(raw, dict):
+        raise InvalidInput(field, "must be an object with one entry per language code")
+    cleaned = {}
+    for code, texts in raw.items():
+        where = f"{field}.{code}"
+        if code not in shipped():
+            raise InvalidInput(field, f"{code!r} is not one of {', '.join(shipped())}")
+        if not isinstance(texts, dict):
+            raise InvalidInput(where, f"must be an object of {', '.join(TRANSLATED_TEXTS)}")
+        unknown = sorted(set(texts) - set(TRANSLATED_TEXTS))
+        if unknown:
+            raise InvalidInput(
+                f"{where}.{unknown[0]}",
+                f"is not a translated text (they are: {', '.join(TRANSLATED_TEXTS)})",
+            )
+        entry = {}
+        for name in ("instructions", "consent_text"):
+            if texts.get(name) not in (None, ""):
+                rules.markdown(f"{where}.{name}", texts[name])
+                entry[name] = texts[name]
+        if texts.get("scale_labels"):
+            entry["scale_labels"] = _clean_scale_labels(
+                f"{where}.scale_labels", texts["scale_labels"], label_values
+            )
+        if texts.get("questionnaire"):
+            try:
+                asked = questionnaires.clean_definition(
+                    _with_original_fields(texts["questionnaire"], questionnaire)
+                )
+            except InvalidInput as wrong:
+                raise InvalidInput(f"{where}.questionnaire", wrong.message) from wrong
+            _same_questions(f"{where}.questionnaire", asked, questionnaire)
+            entry["questionnaire"] = asked
+        cleaned[code] = entry
+    return cleaned
+
+
+def _clean_scale_labels(field: str, labels, label_values: list[int]) -> dict:
+    from annotation import setting_rules as rules
+
+    if not isinstance(labels, dict):
+        raise InvalidInput(field, "must be an object mapping label value to text")
+    cleaned = {}
+    for key, text in labels.items():
+        if not str(key).lstrip("+-").isdigit() or int(key) not in label_values:
+            allowed = ", ".join(str(value) for value in label_values) or "none for this kind"
+            raise InvalidInput(f"{field}.{key}", f"is not a label value of this kind ({allowed})")
+        rules.line(f"{field}.{key}", text, rules.MAX_BUTTON_TEXT_CHARS)
+        cleaned[str(int(key))] = text
+    return cleaned
+
+
+def _with_original_fields(translated, original: list):
+    """The translated questions with what a translation need not repeat (type, required,
+    bounds) taken from the original question of the same id."""
+    if not isinstance(translated, list):
+        return translated
+    by_id = {question["id"]: question for question in original}
+    merged = []
+    for question in translated:
+        if isinstance(question, dict):
+            own = by_id.get(str(question.get("id", "")).strip(), {})
+            kept = {key: value for key, value in own.items() if key not in ("text", "options")}
+            question = {**kept, **question}
+        merged.append(question)
+    return merged
+
+
+def _same_questions(field: str, translated: list, original: list) -> None:
+    """A translated questionnaire asks the batch's own questions, so that every
+    participant's answers are stored alike (a choice stores the original option)."""
+    by_id = {question["id"]: question for question in original}
+    for question in translated:
+        own = by_id.get(question["id"])
+        if own is None:
+            raise InvalidInput(field, f"question {question['id']!r} is not in the questionnaire")
+        if question["type"] != own["type"]:
+            raise InvalidInput(
+                field,
+                f"question {question['id']!r} must be of type {own['type']}, like the original",
+            )
+        if len(question.get("options") or []) != len(own.get("options") or []):
+            raise InvalidInput(
+                field,
+                f"question {question['id']!r} must have {len(own.get('options') or [])} options, "
+                "in the original's order",
+            )
+
+
+def parse_translations(text: str) -> dict:
+    """The translations from the text of a form field or a file (YAML, which also reads
+    JSON; empty: none)."""
+    from annotation.services import questionnaire as questionnaires
+
+    if not (text or "").strip():
+        return {}
+    parsed = questionnaires.parse_file_text(text, "the translations", field="translations")
+    if not isinstance(parsed, dict):
+        raise InvalidInput("translations", "must be an object with one entry per language code")
+    return parsed

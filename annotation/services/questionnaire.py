@@ -68,7 +68,7 @@ class _QuestionnaireLoader(yaml.BaseLoader):
             self._depth -= 1
 
 
-def parse_file_text(text: str, name: str) -> list:
+def parse_file_text(text: str, name: str, field: str = "questionnaire"):
     """A questionnaire file (YAML, which also reads JSON) as a list of questions.
 
     Every scalar is read as text (YAML's BaseLoader), so that options such as ``yes`` and
@@ -79,13 +79,13 @@ def parse_file_text(text: str, name: str) -> list:
     """
     if len(text) > MAX_FILE_CHARS:
         raise InvalidInput(
-            "questionnaire",
+            field,
             f"{name} has {len(text):,} characters; at most {MAX_FILE_CHARS:,} are accepted",
         )
     try:
         parsed = yaml.load(text, Loader=_QuestionnaireLoader)  # noqa: S506 - plain data only
     except yaml.YAMLError as error:
-        raise InvalidInput("questionnaire", f"{name} is not valid YAML or JSON: {error}") from error
+        raise InvalidInput(field, f"{name} is not valid YAML or JSON: {error}") from error
     return parsed if parsed is not None else []
 
 

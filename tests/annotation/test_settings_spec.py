@@ -35,8 +35,10 @@ GOOD = {
     "screen_out_url": ("https://x.org/so", "https://x.org/so"),
     "wait_for_release_seconds": ("30", 30),
     "prolific_study_id": ("ABC123", "ABC123"),
+    "languages": ("en,ja,ar", ["en", "ja", "ar"]),
+    "language": ("ja", "ja"),
 }
-SPECIAL_FLAGS = {"questionnaire", "reward_per_participant", "reward_currency"}
+SPECIAL_FLAGS = {"questionnaire", "reward_per_participant", "reward_currency", "translations"}
 
 
 def test_every_declared_setting_reaches_every_interface():
@@ -79,12 +81,17 @@ def test_each_flag_sets_its_setting(name):
         ("reward_per_participant", "2.555"),
         ("reward_currency", "pounds"),
         ("flagged_share_to_exclude", 2),
+        ("languages", ["en", "tlh"]),
+        ("languages", ["ja", "ja"]),
+        ("language", "english"),
+        ("translations", {"tlh": {"instructions": "Qapla'"}}),
+        ("translations", {"ja": {"tagline": "x"}}),
     ],
 )
 def test_each_interface_refuses_the_same_bad_value(name, bad):
     with pytest.raises(InvalidInput) as refused:
         create_batch(slug="bad-value", kind="absolute", **{name: bad})
-    assert refused.value.field == name
+    assert refused.value.field.split(".")[0] == name
     assert not Batch.objects.filter(slug="bad-value").exists()
 
 
