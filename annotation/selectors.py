@@ -458,6 +458,7 @@ def annotator_rows(batch: Batch, categories: CategoryFilter = NO_FILTER) -> list
                 "status": participation.status,
                 "excluded_automatically": participation.excluded_automatically,
                 "exclusion_reason": participation.exclusion_reason,
+                "language": participation.language,
                 "n_labels": stats["counted"] + stats["surplus"] + stats["excluded"],
                 "n_counted": stats["counted"],
                 "n_surplus": stats["surplus"],

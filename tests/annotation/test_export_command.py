@@ -51,7 +51,7 @@ def test_long_jsonl_matches_database(tmp_path):
     assert list(rows[0]) == [
         "batch", "kind", "item_id", "query_id", "query", "category", "subcategory",
         "response_id", "model", "response", "annotator", "value", "status", "shown_order",
-        "check_passed", "duration_ms", "submitted_at",
+        "check_passed", "duration_ms", "submitted_at", "language",
     ]  # fmt: skip
     assert rows[0]["submitted_at"].endswith("Z")
     assert all(r["status"] == "counted" for r in rows)

@@ -154,6 +154,7 @@ def expected_long(batch, all_statuses=False) -> list[dict]:
             "check_passed": label.check_passed,
             "duration_ms": label.duration_ms,
             "submitted_at": iso(label.submitted_at),
+            "language": Participation.objects.get(batch=batch, annotator=label.annotator).language,
         }
         for label in labels
         if all_statuses or label.status == "counted"
@@ -203,6 +204,7 @@ def expected_annotators(batch) -> list[dict]:
                 "status": participation.status,
                 "excluded_automatically": participation.excluded_automatically,
                 "exclusion_reason": participation.exclusion_reason,
+                "language": participation.language,
             }
         )
     return rows

@@ -57,6 +57,12 @@ LABEL_TAIL_COLUMNS = [
     ExportColumn("check_passed", "bool", "an attention check's outcome (null otherwise)"),
     ExportColumn("duration_ms", "int", "time from showing the item to submitting, if known"),
     ExportColumn("submitted_at", "string", "when the label was stored (UTC)"),
+    ExportColumn(
+        "language",
+        "string",
+        "the language the annotator's pages were shown in (a code such as en, ja, ar; "
+        "empty for a participation that entered before languages were recorded)",
+    ),
 ]
 ANNOTATOR_COLUMNS = [
     ExportColumn("annotator", "string", "the annotator's pseudonym"),
@@ -70,6 +76,12 @@ ANNOTATOR_COLUMNS = [
     ExportColumn("status", "string", "active or excluded"),
     ExportColumn("excluded_automatically", "bool", "excluded by a quality policy"),
     ExportColumn("exclusion_reason", "string", "why they were excluded (empty if not)"),
+    ExportColumn(
+        "language",
+        "string",
+        "the language the annotator's pages were shown in (a code such as en, ja, ar; "
+        "empty for a participation that entered before languages were recorded)",
+    ),
 ]
 # the questionnaire's answers follow, one column per question: q_<id>
 QUESTION_TYPES = {"choice": "string", "text": "string", "number": "float"}
