@@ -70,6 +70,15 @@
       const first = list.querySelector(":scope > li");
       if (first) list.setAttribute("dir", getComputedStyle(first).direction);
     });
+    // A table, likewise, runs in the direction of its first cell's text (its columns
+    // would otherwise follow the page's, e.g. right to left on an Arabic page).
+    // Its sideways-scrolling box takes that direction too, so it opens at the table's start.
+    container.querySelectorAll("table").forEach((table) => {
+      const cell = table.querySelector("th, td");
+      if (!cell) return;
+      const box = table.parentElement.classList.contains("wide-block") ? table.parentElement : table;
+      box.setAttribute("dir", getComputedStyle(cell).direction);
+    });
     container.querySelectorAll("a[href]").forEach((link) => {
       link.target = "_blank";
       link.rel = "noopener noreferrer nofollow";
