@@ -295,3 +295,33 @@ def test_the_endings_and_errors_a_japanese_participant_meets_are_in_japanese():
         assert english_left(page, "PROLIFIC", "PID", "workerId", "worker", "ID") == set(), page[
             :400
         ]
+
+
+def test_create_batch_takes_the_languages_and_a_translations_file(tmp_path):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from annotation.models import Batch
+
+    translations = tmp_path / "translations.yaml"
+    translations.write_text(
+        'ja:\n  instructions: |\n    両方の回答を読んでください。\n  scale_labels:\n    "0": だいたい同じ\n',
+        encoding="utf-8",
+    )
+    call_command(
+        "create_batch", "multilingual", "--kind", "pairwise", "--languages", "en,ja,ar",
+        "--language", "en", "--translations", str(translations),
+    )  # fmt: skip
+    batch = Batch.objects.get(slug="multilingual")
+    assert (batch.languages, batch.language) == (["en", "ja", "ar"], "en")
+    assert batch.translations == {
+        "ja": {
+            "instructions": "両方の回答を読んでください。\n",
+            "scale_labels": {"0": "だいたい同じ"},
+        }
+    }
+    translations.write_text('ja:\n  scale_labels:\n    "7": 七\n', encoding="utf-8")
+    with pytest.raises(CommandError, match=r"translations\.ja\.scale_labels\.7"):
+        call_command(
+            "create_batch", "bad-labels", "--kind", "pairwise", "--translations", str(translations)
+        )
