@@ -305,7 +305,8 @@ def test_create_batch_takes_the_languages_and_a_translations_file(tmp_path):
 
     translations = tmp_path / "translations.yaml"
     translations.write_text(
-        'ja:\n  instructions: |\n    両方の回答を読んでください。\n  scale_labels:\n    "0": だいたい同じ\n',
+        "ja:\n  instructions: |\n    両方の回答を読んでください。\n"
+        '  scale_labels:\n    "0": だいたい同じ\n',
         encoding="utf-8",
     )
     call_command(
