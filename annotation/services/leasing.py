@@ -44,7 +44,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import (
     REGULAR_STATUSES,
@@ -218,6 +218,16 @@ WORK_STATE_COLUMNS = (
 )
 
 
+# what the participant's page says when the batch hands out no work (the entry page's words)
+NOT_LIVE = {
+    BatchState.DRAFT: gettext_lazy("This study has not started yet."),
+    BatchState.PAUSED: gettext_lazy("This study is paused at the moment. Please try again later."),
+    BatchState.CLOSED: gettext_lazy(
+        "This study is closed and accepts no more answers. Thank you for your interest."
+    ),
+}
+
+
 def lease_next_item(
     batch: Batch,
     participation: Participation,
@@ -239,7 +249,7 @@ def lease_next_item(
     """
     now = now or timezone.now()
     if batch.state != BatchState.LIVE:
-        raise Unavailable(batch.state, f"This batch is {batch.state}; it hands out no work.")
+        raise Unavailable(batch.state, str(NOT_LIVE.get(batch.state, NOT_LIVE[BatchState.CLOSED])))
     if state is None:
         state = read_work_state(participation, now)
     admission.require_ready(
