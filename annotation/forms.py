@@ -14,6 +14,7 @@ from annotation import settings_spec
 from annotation.kinds import all_kinds, kind_choices
 from annotation.kinds.base import KindSetting, TaskKind
 from annotation.models import DEFAULT_ANNOTATIONS_PER_ITEM, DEFAULT_LEASE_SECONDS, Batch
+from annotation.services import languages
 from annotation.services import questionnaire as questionnaire_service
 from core.errors import InvalidInput
 
@@ -74,6 +75,12 @@ class _BatchSettingsForm(forms.Form):
             if setting.name in cleaned and setting.name != "questionnaire":
                 cleaned[setting.name] = setting.from_form(cleaned[setting.name])
         return cleaned
+
+    def clean_translations(self):
+        try:
+            return languages.parse_translations(self.cleaned_data.get("translations") or "")
+        except InvalidInput as wrong:
+            raise ValidationError(wrong.message) from wrong
 
     def clean_questionnaire(self):
         text = self.cleaned_data.get("questionnaire") or ""
@@ -175,6 +182,11 @@ class BatchEditForm(_BatchSettingsForm):
         initial["questionnaire"] = (
             json.dumps(batch.questionnaire, indent=2, ensure_ascii=False)
             if batch.questionnaire
+            else ""
+        )
+        initial["translations"] = (
+            json.dumps(batch.translations, indent=2, ensure_ascii=False)
+            if batch.translations
             else ""
         )
         form = cls(data=data, initial=initial)

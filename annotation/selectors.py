@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db.models import Count, F, Max, Min, Q, Sum
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from annotation.models import (
     REGULAR_STATUSES,
@@ -212,7 +212,9 @@ def lease_payload(batch: Batch, assignment: Assignment) -> dict:
         digest_size=8,
     ).hexdigest()
     batch_key = (*_count_key(batch), batch.kind, settings_digest)
-    key = repr((batch_key, assignment.item_id, assignment.shown_order)).encode()
+    # the item's headings ("Prompt", "Response 1") are in the participant's language
+    language = translation.get_language()
+    key = repr((batch_key, language, assignment.item_id, assignment.shown_order)).encode()
     cached = _payloads.get(key)
     if cached is not None:
         return json.loads(cached)
@@ -459,6 +461,7 @@ def annotator_rows(batch: Batch, categories: CategoryFilter = NO_FILTER) -> list
                 "excluded_automatically": participation.excluded_automatically,
                 "exclusion_reason": participation.exclusion_reason,
                 "platform_status": participation.platform_status,
+                "language": participation.language,
                 "n_labels": stats["counted"] + stats["surplus"] + stats["excluded"],
                 "n_counted": stats["counted"],
                 "n_surplus": stats["surplus"],

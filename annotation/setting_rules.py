@@ -7,6 +7,7 @@ pages, the API, Django's admin and the command line accept and refuse the same v
 import re
 from decimal import Decimal, InvalidOperation
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
@@ -128,6 +129,30 @@ def reward(field: str, value) -> None:
         raise InvalidInput(field, f"must be an amount from 0 to {MAX_REWARD}, got {value!r}")
     if amount != amount.quantize(Decimal("0.01")):
         raise InvalidInput(field, f"has more than two decimal places: {value!r}")
+
+
+def language_codes() -> list[str]:
+    """The codes of the languages the platform ships (``settings.LANGUAGES``)."""
+    return [code for code, _ in settings.LANGUAGES]
+
+
+def language(field: str, value) -> None:
+    """Empty (the first offered language, else English) or a shipped language's code."""
+    if not isinstance(value, str) or (value and value not in language_codes()):
+        raise InvalidInput(
+            field, f"must be one of {', '.join(language_codes())} (or empty), got {value!r}"
+        )
+
+
+def languages(field: str, value) -> None:
+    """A list of distinct shipped languages' codes (empty: the default language only)."""
+    if not isinstance(value, list) or not all(isinstance(code, str) for code in value):
+        raise InvalidInput(field, "must be a list of language codes")
+    unknown = [code for code in value if code not in language_codes()]
+    if unknown:
+        raise InvalidInput(field, f"{unknown[0]!r} is not one of {', '.join(language_codes())}")
+    if len(set(value)) != len(value):
+        raise InvalidInput(field, "names a language twice")
 
 
 def currency(field: str, value) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django import forms
+from django.conf import settings
 
 from annotation import setting_rules as rules
 
@@ -30,7 +31,9 @@ class BatchSetting:
     rule: Callable[[str, object], None]
     default: object = None
     # the form field: "count" (a positive integer or empty), "seconds", "code", "url",
-    # "flag", "share", "choice", "platforms", "amount", "currency", "questionnaire"
+    # "flag", "share", "choice", "platforms", "amount", "currency", "questionnaire",
+    # "languages" (ticked codes; the flag takes them comma separated), "translations"
+    # (a YAML or JSON text on the pages; the flag names a file)
     shape: str = "count"
     minimum: int | None = None  # the form field's least value (counts)
     choices: tuple[tuple[str, str], ...] = ()
@@ -71,7 +74,11 @@ class BatchSetting:
             )
         if shape == "amount":
             return forms.DecimalField(min_value=0, max_digits=10, decimal_places=2, **common)
-        if shape == "questionnaire":
+        if shape == "languages":
+            return forms.MultipleChoiceField(
+                choices=self.choices, widget=forms.CheckboxSelectMultiple, **common
+            )
+        if shape in ("questionnaire", "translations"):
             return forms.CharField(
                 widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}), **common
             )
@@ -99,6 +106,8 @@ class BatchSetting:
                 choices=[value for value, _ in self.choices],
                 help=self.flag_help,
             )
+        elif self.shape == "languages":
+            group.add_argument(self.flag, type=_codes, metavar="CODE,CODE", help=self.flag_help)
         elif self.shape == "choice":
             group.add_argument(
                 self.flag, choices=[value for value, _ in self.choices], help=self.flag_help
@@ -115,11 +124,16 @@ class BatchSetting:
         return value
 
 
+def _codes(value: str) -> list[str]:
+    return [code.strip() for code in value.split(",") if code.strip()]
+
+
 def _upper(value):
     return str(value).strip().upper()
 
 
 PLATFORM_CHOICES = (("prolific", "Prolific links"), ("mturk", "MTurk links"))
+LANGUAGE_CHOICES = tuple((code, f"{name} ({code})") for code, name in settings.LANGUAGES)
 
 DESIGN = (
     BatchSetting(
@@ -332,6 +346,38 @@ DESIGN = (
         shape="currency",
         normalise=_upper,
     ),
+    BatchSetting(
+        "languages",
+        "Languages offered",
+        "A participant gets the first of these their browser asks for, else the default "
+        "language; none ticked: the default language only. See docs/SPEC.md, “Languages”.",
+        rules.languages,
+        default=[],
+        shape="languages",
+        choices=LANGUAGE_CHOICES,
+        flag_help="the languages participants may get, e.g. en,ja,ar (default: --language)",
+    ),
+    BatchSetting(
+        "language",
+        "Default language",
+        "The language of the batch's own texts, for participants whose browser asks for "
+        "none of the offered ones; empty: the first offered, else English.",
+        rules.language,
+        default="",
+        shape="choice",
+        choices=(("", "—"), *LANGUAGE_CHOICES),
+        flag_help="the default language's code (default: the first offered, else en)",
+    ),
+    BatchSetting(
+        "translations",
+        "Translations of the batch's texts",
+        "YAML or JSON: per language code, any of instructions, consent_text, scale_labels "
+        "(value: text) and questionnaire (the same questions, their texts and options "
+        "translated). A text not given is shown as written above. See docs/FORMATS.md.",
+        lambda field, value: None,  # services.languages.clean_translations checks it
+        default={},
+        shape="translations",
+    ),  # create_batch: --translations FILE
 )
 
 BY_NAME = {setting.name: setting for setting in DESIGN}

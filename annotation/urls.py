@@ -8,6 +8,7 @@ urlpatterns = [
     path("work/<slug:slug>/questionnaire", worker.questionnaire, name="work-questionnaire"),
     path("work/<slug:slug>/switch", worker.switch_browser, name="work-switch"),
     path("work/<slug:slug>/task", worker.task, name="work-task"),
+    path("jsi18n/<str:language>/", worker.script_catalog, name="javascript-catalog"),
     # admin pages for project admins and researchers (login + role)
     path("manage/", staff_pages.batch_list, name="manage-batches"),
     path("manage/new", staff_pages.batch_new, name="manage-batch-new"),

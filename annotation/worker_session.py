@@ -51,3 +51,26 @@ def forget(session, batch_slug: str) -> None:
     annotators = dict(session.get(SESSION_KEY, {}))
     annotators.pop(batch_slug, None)
     session[SESSION_KEY] = annotators
+
+
+LANGUAGE_KEY = "worker_languages"
+LAST_LANGUAGE_KEY = "worker_language"
+
+
+def remember_language(session, batch_slug: str, language: str) -> None:
+    """The participant's language in a batch (stored on their participation at entry),
+    kept here so that every later request is answered in it without a query."""
+    languages = dict(session.get(LANGUAGE_KEY, {}))
+    if languages.get(batch_slug) != language:
+        languages[batch_slug] = language
+        session[LANGUAGE_KEY] = languages
+    if session.get(LAST_LANGUAGE_KEY) != language:
+        session[LAST_LANGUAGE_KEY] = language
+
+
+def language_for_batch(session, batch_slug: str | None) -> str:
+    """The language of this browser's participation in a batch; for a request that names
+    no batch (an assignment's label or heartbeat), that of the batch entered last."""
+    if batch_slug:
+        return session.get(LANGUAGE_KEY, {}).get(batch_slug, "")
+    return session.get(LAST_LANGUAGE_KEY, "")

@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # the worker pages and the worker API in the participant's language (staff: English)
+    "annotation.participant_language.ParticipantLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.http.errors.ErrorResponseMiddleware",
@@ -166,6 +168,21 @@ LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# The participants' languages (docs/SPEC.md, "Languages"): the worker pages, their scripts
+# and the worker API speak each of these (catalogues in locale/); staff pages stay English.
+LANGUAGES = [
+    ("en", "English"),
+    ("es", "Español"),
+    ("de", "Deutsch"),
+    ("fr", "Français"),
+    ("pt-br", "Português (Brasil)"),
+    ("zh-hans", "简体中文"),
+    ("ja", "日本語"),
+    ("ko", "한국어"),
+    ("hi", "हिन्दी"),
+    ("ar", "العربية"),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))

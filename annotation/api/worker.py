@@ -5,6 +5,7 @@ import uuid
 
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import SessionAuthentication
@@ -53,7 +54,7 @@ class WorkerSessionAuthentication(SessionAuthentication):
 
 
 class IsWorker(BasePermission):
-    message = "Open the study link from your crowd platform first."
+    message = gettext_lazy("Open the study link from your crowd platform first.")
 
     def has_permission(self, request, view):
         return isinstance(request.user, WorkerPrincipal)
@@ -98,7 +99,7 @@ class NextItemView(WorkerAPIView):
         if participation.browser_key and participation.browser_key != (
             worker_session.held_browser_key(request.session, slug)
         ):
-            raise Conflict(TAKEN_OVER.removeprefix("assignment: ").capitalize() + ".")
+            raise Conflict(str(TAKEN_OVER))
         outcome = lease_next_item(batch, participation, now, state=state)
         progress = {
             "done": outcome.done,
@@ -149,7 +150,7 @@ def _participation(request, slug: str, now) -> tuple[Participation, WorkState]:
     found = participation_for_work(slug, annotator_pk, now) if annotator_pk is not None else None
     if found is None:
         get_object_or_404(Batch, slug=slug)
-        raise NotFound("You have not entered this batch; open its study link first.")
+        raise NotFound(gettext("You have not entered this batch; open its study link first."))
     return found
 
 

@@ -1,5 +1,7 @@
 """``absolute``: (query, response) → a rating 1 (very poor) … 5 (excellent)."""
 
+from django.utils.translation import gettext_lazy as _
+
 from annotation.kinds.base import ChoiceKind, ExportColumn, ResponseSlot, Scale
 
 
@@ -9,14 +11,14 @@ class AbsoluteKind(ChoiceKind):
     response_slots = (ResponseSlot("response", "response_id", "response", "model"),)
     scale = Scale(
         (
-            (1, "Very poor"),
-            (2, "Poor"),
-            (3, "Acceptable"),
-            (4, "Good"),
-            (5, "Excellent"),
+            (1, _("Very poor")),
+            (2, _("Poor")),
+            (3, _("Acceptable")),
+            (4, _("Good")),
+            (5, _("Excellent")),
         )
     )
-    question = "How good is this response?"
+    question = _("How good is this response?")
     item_template = "annotation/kinds/absolute.html"
     item_columns = (
         ExportColumn("response_id", "string", "the rated response's id", "response__response_id"),

@@ -180,8 +180,9 @@ class TaskKind:
 
     # ----------------------------------------------------------------- the worker's page
 
-    def options(self, batch) -> list[Option]:
-        """The buttons of a choice widget, in key order (empty for a text widget)."""
+    def options(self, batch, scale_labels: dict | None = None) -> list[Option]:
+        """The buttons of a choice widget, in key order (empty for a text widget);
+        ``scale_labels`` replaces the batch's own button texts (a translation's)."""
         return []
 
     def widget_config(self, batch) -> dict:
@@ -266,18 +267,20 @@ class ChoiceKind(TaskKind):
         return self.scale.values
 
     def default_texts(self) -> dict[int, str]:
-        return dict(self.scale.buttons)
+        return {value: str(text) for value, text in self.scale.buttons}
 
-    def button_texts(self, batch) -> dict[int, str]:
-        """Default texts with the batch's own (``Batch.scale_labels``) where set."""
+    def button_texts(self, batch, scale_labels: dict | None = None) -> dict[int, str]:
+        """Default texts (in the active language) with the batch's own
+        (``Batch.scale_labels``, or ``scale_labels`` when given) where set."""
         texts = self.default_texts()
-        for key, text in (batch.scale_labels or {}).items():
+        own = batch.scale_labels if scale_labels is None else scale_labels
+        for key, text in (own or {}).items():
             if str(key).lstrip("-").isdigit() and int(key) in texts and text:
                 texts[int(key)] = str(text)
         return texts
 
-    def options(self, batch) -> list[Option]:
-        texts = self.button_texts(batch)
+    def options(self, batch, scale_labels: dict | None = None) -> list[Option]:
+        texts = self.button_texts(batch, scale_labels)
         return [
             Option(value, texts[value], str(key))
             for key, (value, _) in enumerate(self.scale.buttons, start=1)

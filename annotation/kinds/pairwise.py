@@ -7,6 +7,8 @@ and the worker's choice is relative to what was shown: +2 = "Response 1 is much 
 ``canonical`` turns it into the stored value.
 """
 
+from django.utils.translation import gettext_lazy as _
+
 from annotation.kinds.base import ChoiceKind, CleanLabel, ExportColumn, ResponseSlot, Scale
 
 # the stored (canonical) values' meanings, for the data card and the analysis
@@ -29,14 +31,14 @@ class PairwiseKind(ChoiceKind):
     # the buttons, relative to the order shown
     scale = Scale(
         (
-            (2, "Response 1 is much better"),
-            (1, "Response 1 is slightly better"),
-            (0, "About the same"),
-            (-1, "Response 2 is slightly better"),
-            (-2, "Response 2 is much better"),
+            (2, _("Response 1 is much better")),
+            (1, _("Response 1 is slightly better")),
+            (0, _("About the same")),
+            (-1, _("Response 2 is slightly better")),
+            (-2, _("Response 2 is much better")),
         )
     )
-    question = "Which response is better?"
+    question = _("Which response is better?")
     item_template = "annotation/kinds/pairwise.html"
     item_columns = (
         ExportColumn("response_a_id", "string", "response A's id", "response_a__response_id"),

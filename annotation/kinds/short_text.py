@@ -16,6 +16,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
 from annotation.kinds.base import CleanLabel, ExportColumn, KindSetting, TaskKind
 from annotation.normalisers import DEFAULT_NORMALISER, NORMALISERS, get_normaliser
 from core.errors import InvalidInput
@@ -72,7 +74,7 @@ class ShortTextKind(TaskKind):
         ),
     )
     widget = "text"
-    question = "Your answer"
+    question = _("Your answer")
     item_template = "annotation/kinds/short_text.html"
     value_columns = (
         ExportColumn("text", "string", "the answer as the annotator typed it (trimmed)", "text"),

@@ -6,6 +6,8 @@ The human side of a Genie set: keys that link a judgment back to it (``prompt_id
 format, so the import keeps them in the item's metadata, as for every kind.
 """
 
+from django.utils.translation import gettext_lazy as _
+
 from annotation.kinds.base import ChoiceKind, ContentText, ExportColumn, Scale
 
 
@@ -18,13 +20,13 @@ class SimilarityKind(ChoiceKind):
     )
     scale = Scale(
         (
-            (1, "Not similar at all"),
-            (2, "Somewhat similar"),
-            (3, "Very similar"),
-            (4, "Essentially the same"),
+            (1, _("Not similar at all")),
+            (2, _("Somewhat similar")),
+            (3, _("Very similar")),
+            (4, _("Essentially the same")),
         )
     )
-    question = "How similar is the candidate answer to the reference answer?"
+    question = _("How similar is the candidate answer to the reference answer?")
     item_template = "annotation/kinds/similarity.html"
     item_columns = (
         ExportColumn("reference", "string", "the reference answer's text", "content.reference"),

@@ -22,6 +22,7 @@ from datetime import datetime
 
 from django.db.models import F, Min
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.models import (
     REGULAR_STATUSES,
@@ -190,12 +191,12 @@ def require_ready(
     if needs_consent(batch, participation):
         raise Unavailable(
             "consent",
-            "Please read and accept the consent form first: open the study link again.",
+            gettext("Please read and accept the consent form first: open the study link again."),
         )
     if needs_questionnaire(batch, participation):
         raise Unavailable(
             "questionnaire",
-            "Please answer the short questionnaire first: open the study link again.",
+            gettext("Please answer the short questionnaire first: open the study link again."),
         )
 
 

@@ -20,7 +20,7 @@ from annotation.models import (
     Batch,
     BatchState,
 )
-from annotation.services import bundles, questionnaire, slots
+from annotation.services import bundles, languages, questionnaire, slots
 from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
@@ -83,7 +83,9 @@ def create_batch(
         },
         task_kind,
     )
-    design = clean_design({**copy.deepcopy(DESIGN_DEFAULTS), **design}, lease_seconds=lease_seconds)
+    design = clean_design(
+        {**copy.deepcopy(DESIGN_DEFAULTS), **design}, lease_seconds=lease_seconds, kind=task_kind
+    )
     if Batch.objects.filter(slug=slug).exists():
         raise Conflict(f"slug: a batch {slug!r} already exists")
     batch = Batch(
@@ -216,13 +218,16 @@ DESIGN_SETTINGS = {setting.name: setting.rule for setting in settings_spec.DESIG
 DESIGN_DEFAULTS = {setting.name: setting.default for setting in settings_spec.DESIGN}
 
 
-def clean_design(values: dict, *, lease_seconds: int) -> dict:
-    """The design settings in ``values``, checked; ``InvalidInput`` names the field."""
+def clean_design(values: dict, *, lease_seconds: int, kind=None) -> dict:
+    """The design settings in ``values``, checked; ``InvalidInput`` names the field.
+    ``kind`` (a ``TaskKind``) judges the button texts of ``translations``."""
     cleaned = {}
     for field, value in values.items():
         if field == "questionnaire":
             cleaned[field] = questionnaire.clean_definition(value)
             continue
+        if field == "translations":
+            continue  # below: it is checked against the questionnaire
         DESIGN_SETTINGS[field](field, value)
         cleaned[field] = value
     cap = cleaned.get("max_lease_seconds")
@@ -243,6 +248,17 @@ def clean_design(values: dict, *, lease_seconds: int) -> dict:
             "prolific_study_id",
             "is needed when an invitation-only batch admits Prolific links (links must carry "
             "it as STUDY_ID)",
+        )
+    if "translations" in values:
+        cleaned["translations"] = languages.clean_translations(
+            values["translations"],
+            questionnaire=cleaned.get("questionnaire") or [],
+            label_values=list(kind.default_texts()) if hasattr(kind, "default_texts") else [],
+        )
+    offered = cleaned.get("languages") or []
+    if offered and cleaned.get("language") and cleaned["language"] not in offered:
+        raise InvalidInput(
+            "language", f"{cleaned['language']!r} is not among the offered languages"
         )
     policy = cleaned.get("flag_policy")
     if policy == "exclude" and cleaned.get("flagged_share_to_exclude") is None:
@@ -292,7 +308,7 @@ def update_batch(batch: Batch, changes: dict, *, actor: Actor | None = None) -> 
     if design or "lease_seconds" in changes:
         current = {field: getattr(batch, field) for field in DESIGN_SETTINGS}
         lease = changes.get("lease_seconds", batch.lease_seconds)
-        checked = clean_design({**current, **design}, lease_seconds=lease)
+        checked = clean_design({**current, **design}, lease_seconds=lease, kind=batch.task_kind)
         changes = {**changes, **{field: checked[field] for field in design}}
     if "title" in changes and not str(changes["title"]).strip():
         raise InvalidInput("title", "must not be empty")

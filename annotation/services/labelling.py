@@ -6,6 +6,8 @@ from datetime import datetime
 
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.formats import number_format
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.kinds.base import CleanLabel
 from annotation.models import (
@@ -26,9 +28,9 @@ from core.locking import lock_rows
 from core.text import check_text
 
 MAX_DURATION_MS = 2**31 - 1
-TAKEN_OVER = (
-    "assignment: this study was opened in another browser, which goes on with it; "
-    "please continue there"
+# the participant reads it (the worker API's detail), in their language
+TAKEN_OVER = gettext_lazy(
+    "This study was opened in another browser, which goes on with it; please continue there."
 )
 
 
@@ -114,10 +116,13 @@ def submit_label(
             earlier = Label.objects.get(assignment=assignment)
             passed_before = earlier.status == LabelStatus.CANT_JUDGE
             if passed_before != cant_judge or not kind.same_label(_stored(earlier), clean):
-                shown = "“I can't judge this”" if passed_before else kind.shown(earlier)
+                shown = gettext("“I can't judge this”") if passed_before else kind.shown(earlier)
                 raise Conflict(
-                    f"value: this assignment was already labelled {shown}; "
-                    "a label cannot be changed"
+                    "value: "
+                    + gettext(
+                        "this assignment was already labelled %(value)s; a label cannot be changed"
+                    )
+                    % {"value": shown}
                 )
             return SubmitOutcome(earlier.status, False, earlier)
         check_passed, too_fast, straightlined = None, False, False
@@ -146,7 +151,7 @@ def submit_label(
                 if assignment.state == AssignmentState.OPEN:
                     # taking over released every lease the old browser held: an open
                     # one was handed to the browser that now holds the participation
-                    raise Conflict(TAKEN_OVER)
+                    raise Conflict("assignment: " + str(TAKEN_OVER))
                 status = LabelStatus.SURPLUS
             else:
                 excluded = participant == Participation.Status.EXCLUDED
@@ -297,11 +302,13 @@ def _clean_comment(raw) -> str:
     if raw is None:
         return ""
     if not isinstance(raw, str):
-        raise InvalidInput("comment", "must be text")
+        raise InvalidInput("comment", gettext("must be text"))
     comment = raw.strip()
     if len(comment) > MAX_COMMENT_CHARS:
         raise InvalidInput(
-            "comment", f"is {len(comment):,} characters long; at most {MAX_COMMENT_CHARS:,}"
+            "comment",
+            gettext("is %(length)s characters long; at most %(limit)s")
+            % {"length": number_format(len(comment)), "limit": number_format(MAX_COMMENT_CHARS)},
         )
     check_text("comment", comment, multiline=True)
     return comment
@@ -310,9 +317,9 @@ def _clean_comment(raw) -> str:
 def _check_offered(batch: Batch, cant_judge: bool, comment: str) -> None:
     """What the annotator may say besides a label is what the batch offers."""
     if cant_judge and not batch.allow_cant_judge:
-        raise InvalidInput("cant_judge", "this study does not offer “I can't judge this”")
+        raise InvalidInput("cant_judge", gettext("this study does not offer “I can't judge this”"))
     if comment and batch.comment_box == "none":
-        raise InvalidInput("comment", "this study takes no comments")
+        raise InvalidInput("comment", gettext("this study takes no comments"))
 
 
 def _parse_assignment_id(assignment_id) -> uuid.UUID:

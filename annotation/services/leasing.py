@@ -44,6 +44,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import (
     REGULAR_STATUSES,
@@ -221,6 +222,16 @@ WORK_STATE_COLUMNS = (
 )
 
 
+# what the participant's page says when the batch hands out no work (the entry page's words)
+NOT_LIVE = {
+    BatchState.DRAFT: gettext_lazy("This study has not started yet."),
+    BatchState.PAUSED: gettext_lazy("This study is paused at the moment. Please try again later."),
+    BatchState.CLOSED: gettext_lazy(
+        "This study is closed and accepts no more answers. Thank you for your interest."
+    ),
+}
+
+
 def lease_next_item(
     batch: Batch,
     participation: Participation,
@@ -242,7 +253,7 @@ def lease_next_item(
     """
     now = now or timezone.now()
     if batch.state != BatchState.LIVE:
-        raise Unavailable(batch.state, f"This batch is {batch.state}; it hands out no work.")
+        raise Unavailable(batch.state, str(NOT_LIVE.get(batch.state, NOT_LIVE[BatchState.CLOSED])))
     if state is None:
         state = read_work_state(participation, now)
     admission.require_ready(
@@ -413,14 +424,16 @@ def extend_lease(annotator: Annotator, assignment_id, now: datetime | None = Non
         if assignment is None:
             raise NotFound("No such assignment.")
         if assignment.state != AssignmentState.OPEN or assignment.expires_at <= now:
-            raise Conflict("assignment: this lease is no longer open; it cannot be extended")
+            raise Conflict(
+                "assignment: " + gettext("this lease is no longer open; it cannot be extended")
+            )
         excluded = Participation.objects.filter(
             batch_id=assignment.batch_id,
             annotator=annotator,
             status=Participation.Status.EXCLUDED,
         ).exists()
         if excluded:
-            raise Conflict("assignment: you no longer take part in this batch")
+            raise Conflict("assignment: " + gettext("you no longer take part in this batch"))
         batch = assignment.batch
         cap = assignment.leased_at + timedelta(seconds=batch.lease_cap_seconds)
         extended = min(now + timedelta(seconds=batch.lease_seconds), cap)

@@ -24,6 +24,8 @@ import re
 from typing import Any
 
 import yaml
+from django.utils.formats import number_format
+from django.utils.translation import gettext
 
 from core.errors import InvalidInput
 from core.text import first_control_character
@@ -66,7 +68,7 @@ class _QuestionnaireLoader(yaml.BaseLoader):
             self._depth -= 1
 
 
-def parse_file_text(text: str, name: str) -> list:
+def parse_file_text(text: str, name: str, field: str = "questionnaire"):
     """A questionnaire file (YAML, which also reads JSON) as a list of questions.
 
     Every scalar is read as text (YAML's BaseLoader), so that options such as ``yes`` and
@@ -77,13 +79,13 @@ def parse_file_text(text: str, name: str) -> list:
     """
     if len(text) > MAX_FILE_CHARS:
         raise InvalidInput(
-            "questionnaire",
+            field,
             f"{name} has {len(text):,} characters; at most {MAX_FILE_CHARS:,} are accepted",
         )
     try:
         parsed = yaml.load(text, Loader=_QuestionnaireLoader)  # noqa: S506 - plain data only
     except yaml.YAMLError as error:
-        raise InvalidInput("questionnaire", f"{name} is not valid YAML or JSON: {error}") from error
+        raise InvalidInput(field, f"{name} is not valid YAML or JSON: {error}") from error
     return parsed if parsed is not None else []
 
 
@@ -195,35 +197,41 @@ def _clean_answer(question: dict, value):
         value = value.strip()
     if value in (None, ""):
         if question["required"]:
-            raise InvalidInput(qid, "please answer this question")
+            raise InvalidInput(qid, gettext("please answer this question"))
         return None
     kind = question["type"]
     if kind == "choice":
         if value not in question["options"]:
-            raise InvalidInput(qid, "please choose one of the options")
+            raise InvalidInput(qid, gettext("please choose one of the options"))
     elif kind == "number":
         try:
             value = float(value)
         except (TypeError, ValueError):
-            raise InvalidInput(qid, "please give a number") from None
+            raise InvalidInput(qid, gettext("please give a number")) from None
         if value != value or value in (float("inf"), float("-inf")):
-            raise InvalidInput(qid, "please give a number")
+            raise InvalidInput(qid, gettext("please give a number"))
         if value.is_integer():
             value = int(value)
         low, high = question.get("min"), question.get("max")
         if (low is not None and value < low) or (high is not None and value > high):
-            limits = (
-                f"between {low} and {high}"
-                if low is not None and high is not None
-                else (f"at least {low}" if low is not None else f"at most {high}")
-            )
-            raise InvalidInput(qid, f"please give a number {limits}")
+            bounds = {"low": number_format(low), "high": number_format(high)}
+            if low is not None and high is not None:
+                problem = gettext("please give a number between %(low)s and %(high)s")
+            elif low is not None:
+                problem = gettext("please give a number of at least %(low)s")
+            else:
+                problem = gettext("please give a number of at most %(high)s")
+            raise InvalidInput(qid, problem % bounds)
     else:
         value = str(value)
         if len(value) > MAX_TEXT_CHARS:
-            raise InvalidInput(qid, f"please keep it under {MAX_TEXT_CHARS} characters")
+            raise InvalidInput(
+                qid,
+                gettext("please keep it under %(count)s characters")
+                % {"count": number_format(MAX_TEXT_CHARS)},
+            )
         if first_control_character(value) is not None:
-            raise InvalidInput(qid, "contains a control character")
+            raise InvalidInput(qid, gettext("please remove the control character (e.g. a tab)"))
     return value
 
 

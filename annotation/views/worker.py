@@ -8,17 +8,20 @@ import math
 import secrets
 import time
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
-from django.utils.translation import gettext_lazy as _
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_http_methods
+from django.views.i18n import JavaScriptCatalog
 
 from annotation import worker_session
 from annotation.models import Batch, BatchState, Participation
 from annotation.rendering import render_markdown
+from annotation.services import languages
 from annotation.services.admission import (
     completion,
     completion_for_newcomer,
@@ -68,31 +71,39 @@ def identify_entry(params, batch: Batch) -> tuple[str, str, dict] | None:
         try:
             return "generic", invitee_of(batch, params.get("invite", "")), {}
         except InvalidInput as forged:
-            raise EntryError(forged.message[0].upper() + forged.message[1:] + ".") from forged
+            raise EntryError(
+                _("This invitation link is not valid for this study (check the link).")
+            ) from forged
     for platform, id_param, extra_params in PLATFORM_PARAMETERS:
         if id_param in params:
             admission_check(batch, platform, params)
             worker_id = params.get(id_param, "").strip()
             if not worker_id:
-                raise EntryError(f"The link's {id_param} parameter is empty.")
+                raise EntryError(
+                    _("The link's %(parameter)s parameter is empty.") % {"parameter": id_param}
+                )
             if platform == "mturk" and not params.get("assignmentId"):
-                raise EntryError("The link has workerId but no assignmentId parameter.")
+                raise EntryError(_("The link has workerId but no assignmentId parameter."))
             extras = {name: params.get(name, "") for name in extra_params if name in params}
             return platform, worker_id, extras
     if "STUDY_ID" in params or "SESSION_ID" in params:
-        raise EntryError("The link is missing the PROLIFIC_PID parameter.")
+        raise EntryError(_("The link is missing the PROLIFIC_PID parameter."))
     if "hitId" in params or "assignmentId" in params:
-        raise EntryError("The link is missing the workerId parameter.")
+        raise EntryError(_("The link is missing the workerId parameter."))
     raise EntryError(
-        "The link is missing the worker id: PROLIFIC_PID (Prolific), workerId (MTurk) "
-        "or worker (invitation link)."
+        _(
+            "The link is missing the worker id: PROLIFIC_PID (Prolific), workerId (MTurk) "
+            "or worker (invitation link)."
+        )
     )
 
 
-INVITATION_ONLY = _(
+INVITATION_ONLY = gettext_lazy(
     "This study takes part by personal invitation only: please use the link you were sent."
 )
-OTHER_STUDY = _("This link belongs to another Prolific study: please open this study's own link.")
+OTHER_STUDY = gettext_lazy(
+    "This link belongs to another Prolific study: please open this study's own link."
+)
 
 
 def admission_check(batch: Batch, platform: str, params) -> None:
@@ -132,7 +143,9 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     """The study link: who is this, may they start, and consent + instructions."""
     batch = Batch.objects.filter(slug=slug).first()
     if batch is None:
-        return unavailable(request, None, "There is no study at this address.", 404)
+        return unavailable(request, None, _("There is no study at this address."), 404)
+    # until the participant is known: the batch's language the browser asks for
+    translation.activate(languages.choose(batch, _accept_language(request)))
     if batch.state != BatchState.LIVE:
         return unavailable(request, batch, _not_live_message(batch), 403)
     known = _participation(request, batch)
@@ -159,13 +172,17 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
             device_id=device,
         )
     except InvalidInput as bad:
-        return unavailable(request, batch, f"The link is not valid: {bad}", 400)
+        return unavailable(
+            request, batch, _("The link is not valid: %(problem)s") % {"problem": bad}, 400
+        )
     if decision.page == Page.ELSEWHERE:
         pending = dict(request.session.get(PENDING_SWITCH, {}))
         pending[batch.slug] = decision.participation.pk
         request.session[PENDING_SWITCH] = pending
+        translation.activate(languages.settle(batch, decision.participation, ""))
     elif decision.participation is not None:
         worker_session.remember(request.session, batch.slug, decision.participation.annotator_id)
+        _speak(request, batch, decision.participation)
     if decision.page in (Page.WAIT, Page.BUSY) and decision.participation is None:
         response = _waiting(request, batch, decision, platform)
     else:
@@ -241,37 +258,40 @@ def _page_for(request: HttpRequest, batch: Batch, decision, platform: str) -> Ht
 
 NOTICES = {
     Page.FULL: (
-        _("This study is full"),
-        _(
+        gettext_lazy("This study is full"),
+        gettext_lazy(
             "Every item already has all the answers it needs, so there is nothing left for "
             "you to do. Thank you for your interest."
         ),
     ),
     Page.BUSY: (
-        _("Please try again in a few minutes"),
-        _(
+        gettext_lazy("Please try again in a few minutes"),
+        gettext_lazy(
             "The study has as many people working on it as it can take at once. Please "
             "come back in a few minutes."
         ),
     ),
     Page.LIMITED: (
-        _("Too many new entries"),
-        _(
+        gettext_lazy("Too many new entries"),
+        gettext_lazy(
             "Too many people entered this study from your network in the last hour. "
             "Please try again later."
         ),
     ),
     Page.SCREENED_OUT: (
-        _("Thank you — you were screened out of this study"),
-        _("This study has no more items for you. Thank you for your time."),
+        gettext_lazy("Thank you — you were screened out of this study"),
+        gettext_lazy("This study has no more items for you. Thank you for your time."),
     ),
-    Page.DONE: (_("Thank you!"), _("There are no more items for you in this study.")),
+    Page.DONE: (
+        gettext_lazy("Thank you!"),
+        gettext_lazy("There are no more items for you in this study."),
+    ),
 }
 # what the page says when a newcomer waited as long as the batch allows
 WAITED_NOTICES = {
     Page.FULL: (
-        _("No place came back in time"),
-        _(
+        gettext_lazy("No place came back in time"),
+        gettext_lazy(
             "The last items are still being rated by other people, and none of them came "
             "back while you waited. Thank you for waiting."
         ),
@@ -306,13 +326,15 @@ def _notice(
 
 
 def _entry_context(batch: Batch, *, preview: bool = False, page: str = "") -> dict:
+    texts = languages.texts_in(batch, translation.get_language())
     return {
         "batch": batch,
         "kind": batch.task_kind,
-        "instructions_html": render_markdown(batch.instructions),
-        "consent_html": render_markdown(batch.consent_text),
+        "instructions_html": render_markdown(texts.instructions),
+        "consent_html": render_markdown(texts.consent_text),
         "needs_consent": page == Page.CONSENT,
         "n_options": len(batch.task_kind.options(batch)),
+        "n_questions": len(texts.questionnaire),
         "preview": preview,
     }
 
@@ -322,7 +344,8 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
     participation = _participation(request, batch)
     if participation is None:
-        return unavailable(request, batch, "Open the study link from your crowd platform.", 403)
+        return unavailable(request, batch, str(OPEN_THE_LINK), 403)
+    _speak(request, batch, participation)
     if participation.consented_at is None:
         participation.consented_at = timezone.now()
         participation.save(update_fields=["consented_at"])
@@ -338,7 +361,8 @@ def questionnaire(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
     participation = _participation(request, batch)
     if participation is None:
-        return unavailable(request, batch, "Open the study link from your crowd platform.", 403)
+        return unavailable(request, batch, str(OPEN_THE_LINK), 403)
+    language = _speak(request, batch, participation)
     if needs_consent(batch, participation):
         return redirect(reverse("work-entry", args=[batch.slug]))
     if not needs_questionnaire(batch, participation):
@@ -364,7 +388,7 @@ def questionnaire(request: HttpRequest, slug: str) -> HttpResponse:
                     # the keyboard starts at the first question to fix
                     "first_problem": question["id"] == next(iter(problems), None),
                 }
-                for question in batch.questionnaire
+                for question in languages.texts_in(batch, language).questionnaire
             ],
             "problems": problems,
         },
@@ -379,10 +403,11 @@ def switch_browser(request: HttpRequest, slug: str) -> HttpResponse:
     pending = dict(request.session.get(PENDING_SWITCH, {}))
     participation = Participation.objects.filter(batch=batch, pk=pending.pop(slug, None)).first()
     if participation is None:
-        return unavailable(request, batch, "Open the study link from your crowd platform.", 403)
+        return unavailable(request, batch, str(OPEN_THE_LINK), 403)
     request.session[PENDING_SWITCH] = pending
     take_over(batch, participation, worker_session.browser_key(request.session, batch.slug))
     worker_session.remember(request.session, batch.slug, participation.annotator_id)
+    _speak(request, batch, participation)
     return redirect(reverse("work-entry", args=[batch.slug]))
 
 
@@ -392,7 +417,8 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
     participation = _participation(request, batch)
     if participation is None:
-        return unavailable(request, batch, "Open the study link from your crowd platform.", 403)
+        return unavailable(request, batch, str(OPEN_THE_LINK), 403)
+    texts = languages.texts_in(batch, _speak(request, batch, participation))
     if needs_consent(batch, participation):
         return redirect(reverse("work-entry", args=[batch.slug]))
     if needs_questionnaire(batch, participation):
@@ -403,9 +429,9 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "batch": batch,
             "kind": batch.task_kind,
-            "options": batch.task_kind.options(batch),
+            "options": batch.task_kind.options(batch, texts.scale_labels),
             "widget": batch.task_kind.widget_config(batch),
-            "instructions_html": render_markdown(batch.instructions),
+            "instructions_html": render_markdown(texts.instructions),
             "platform": participation.annotator.platform,
         },
     )
@@ -420,7 +446,41 @@ def _participation(request: HttpRequest, batch: Batch) -> Participation | None:
 
 def _not_live_message(batch: Batch) -> str:
     if batch.state == BatchState.DRAFT:
-        return "This study has not started yet."
+        return _("This study has not started yet.")
     if batch.state == BatchState.PAUSED:
-        return "This study is paused at the moment. Please try again later."
-    return "This study is closed and accepts no more answers. Thank you for your interest."
+        return _("This study is paused at the moment. Please try again later.")
+    return _("This study is closed and accepts no more answers. Thank you for your interest.")
+
+
+OPEN_THE_LINK = gettext_lazy("Open the study link from your crowd platform.")
+
+
+def _accept_language(request: HttpRequest) -> str:
+    return request.headers.get("Accept-Language", "")
+
+
+def _speak(request: HttpRequest, batch: Batch, participation: Participation) -> str:
+    """Answer in the participant's language (chosen and stored at their entry)."""
+    language = languages.settle(batch, participation, _accept_language(request))
+    worker_session.remember_language(request.session, batch.slug, language)
+    translation.activate(language)
+    return language
+
+
+# the scripts' messages (djangojs catalogues in locale/); the worker pages have no other
+_script_catalog = JavaScriptCatalog.as_view(domain="djangojs", packages=["annotation"])
+# the same text for every participant of a language until the next deployment
+SCRIPT_CATALOG_MAX_AGE = 3600
+
+
+@require_GET
+def script_catalog(request: HttpRequest, language: str) -> HttpResponse:
+    """The worker scripts' messages in ``language`` (``gettext``, ``ngettext``,
+    ``interpolate``), loaded by each page before its scripts: a file of this site, so the
+    Content-Security-Policy needs no inline script."""
+    if language not in languages.shipped():
+        raise Http404("No such language.")
+    with translation.override(language):
+        response = _script_catalog(request)
+    response["Cache-Control"] = f"public, max-age={SCRIPT_CATALOG_MAX_AGE}"
+    return response

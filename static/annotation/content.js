@@ -15,6 +15,7 @@
 // - Links open in a new tab: following one never leaves the study.
 (function () {
   "use strict";
+  const gettext = window.gettext || ((text) => text);
 
   const BLOCKS = "p, li, blockquote, h1, h2, h3, h4, h5, h6, td, th, dt, dd";
 
@@ -43,10 +44,14 @@
     container.querySelectorAll("pre, table").forEach((block) => {
       if (block.parentElement.classList.contains("wide-block")) return;
       const wrapper = document.createElement("div");
-      const what = block.tagName === "PRE" ? "Code" : "Table";
-      wrapper.className = "wide-block " + what.toLowerCase();
+      const code = block.tagName === "PRE";
+      const what = code ? gettext("Code") : gettext("Table");
+      wrapper.className = "wide-block " + (code ? "code" : "table");
       wrapper.setAttribute("role", "group");
-      wrapper.setAttribute("aria-label", label ? what + ", " + label : what);
+      wrapper.setAttribute(
+        "aria-label",
+        label ? gettext("%(what)s, %(label)s").replace("%(what)s", what).replace("%(label)s", label) : what
+      );
       block.replaceWith(wrapper);
       wrapper.appendChild(block);
     });
@@ -64,6 +69,15 @@
     container.querySelectorAll("ul, ol").forEach((list) => {
       const first = list.querySelector(":scope > li");
       if (first) list.setAttribute("dir", getComputedStyle(first).direction);
+    });
+    // A table, likewise, runs in the direction of its first cell's text (its columns
+    // would otherwise follow the page's, e.g. right to left on an Arabic page).
+    // Its sideways-scrolling box takes that direction too, so it opens at the table's start.
+    container.querySelectorAll("table").forEach((table) => {
+      const cell = table.querySelector("th, td");
+      if (!cell) return;
+      const box = table.parentElement.classList.contains("wide-block") ? table.parentElement : table;
+      box.setAttribute("dir", getComputedStyle(cell).direction);
     });
     container.querySelectorAll("a[href]").forEach((link) => {
       link.target = "_blank";

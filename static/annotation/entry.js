@@ -5,8 +5,13 @@
 // outside a link or another button — starts.
 (function () {
   "use strict";
+  const gettext = window.gettext || ((text) => text);
   if (window.WorkerContent) {
-    [["consent-text", "Consent"], ["instructions-text", "Instructions"]].forEach(([id, label]) => {
+    const parts = [
+      ["consent-text", gettext("Consent")],
+      ["instructions-text", gettext("Instructions")],
+    ];
+    parts.forEach(([id, label]) => {
       const text = document.getElementById(id);
       if (text) window.WorkerContent.prepare(text, { parentLevel: 2, label: label });
     });

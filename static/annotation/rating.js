@@ -20,6 +20,16 @@
 (function () {
   "use strict";
 
+  // The page's language: the messages come from the catalogue the page loads before this
+  // script (/jsi18n/<language>/, Django's JavaScriptCatalog); numbers are written the
+  // language's way.
+  const gettext = window.gettext || ((text) => text);
+  const ngettext = window.ngettext || ((one, many, count) => (count === 1 ? one : many));
+  const fill = (text, values) =>
+    text.replace(/%\((\w+)\)s/g, (whole, name) => (name in values ? String(values[name]) : whole));
+  const numbers = new Intl.NumberFormat(document.documentElement.lang || undefined);
+  const number = (value) => numbers.format(value);
+
   const config = JSON.parse(document.getElementById("worker-config").textContent);
   const PENDING_KEY = "pending-label:" + config.nextUrl;
   const RETRY_DELAYS_MS = [1000, 2000, 4000, 8000, 15000];
@@ -53,6 +63,13 @@
     status.hidden = false;
     status.className = "status " + (kind || "info");
     status.textContent = message;
+  }
+
+  // An error's message for the participant: the API's detail without the field it names
+  // ("value: …"), which is the API's word, not theirs.
+  function detailOf(data) {
+    const detail = typeof data.detail === "string" ? data.detail : "";
+    return detail.replace(/^[a-z_]+: /, "");
   }
 
   function sleep(ms) {
@@ -91,7 +108,11 @@
         try {
           data = await response.json();
         } catch (notJson) {
-          data = { detail: "Unexpected answer from the server (" + response.status + ")." };
+          data = {
+            detail: fill(gettext("Unexpected answer from the server (%(status)s)."), {
+              status: response.status,
+            }),
+          };
         }
         return { status: response.status, data: data };
       }
@@ -99,22 +120,36 @@
       if (asked !== null) {
         // the server is busy or restarting and said when to come back: nothing is wrong
         // on the worker's side, and an answer being sent is kept until it is stored
-        showStatus(
-          "The server is busy for a moment" +
-            (what === "saving your answer" ? "; your answer is kept on this page" : "") +
-            ". Trying again in " + Math.round(asked / 1000) + " s — please keep this page open.",
-          "info"
-        );
+        const busyMessage =
+          what === "saving"
+            ? gettext(
+                "The server is busy for a moment; your answer is kept on this page. Trying again in %(seconds)s s — please keep this page open."
+              )
+            : gettext(
+                "The server is busy for a moment. Trying again in %(seconds)s s — please keep this page open."
+              );
+        showStatus(fill(busyMessage, { seconds: number(Math.round(asked / 1000)) }), "info");
         await sleep(asked);
         continue;
       }
       const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)];
-      const problem = response ? "The server had a problem" : "No connection";
-      showStatus(
-        problem + " while " + what + ". Retrying in " + Math.round(delay / 1000) +
-          " s — please keep this page open.",
-        "warning"
-      );
+      const retryMessages = {
+        saving: response
+          ? gettext(
+              "The server had a problem while saving your answer. Retrying in %(seconds)s s — please keep this page open."
+            )
+          : gettext(
+              "No connection while saving your answer. Retrying in %(seconds)s s — please keep this page open."
+            ),
+        loading: response
+          ? gettext(
+              "The server had a problem while loading the next item. Retrying in %(seconds)s s — please keep this page open."
+            )
+          : gettext(
+              "No connection while loading the next item. Retrying in %(seconds)s s — please keep this page open."
+            ),
+      };
+      showStatus(fill(retryMessages[what], { seconds: number(Math.round(delay / 1000)) }), "warning");
       await sleep(delay);
     }
   }
@@ -128,8 +163,15 @@
     const bar = el("progress");
     bar.setAttribute("aria-valuenow", String(done));
     if (total) bar.setAttribute("aria-valuemax", String(total));
-    bar.setAttribute("aria-valuetext", total ? done + " of " + total + " done" : done + " done");
-    el("progress-text").textContent = total ? done + " / " + total + " done" : done + " done";
+    const counts = { done: number(done), total: number(total) };
+    bar.setAttribute(
+      "aria-valuetext",
+      fill(total ? gettext("%(done)s of %(total)s done") : gettext("%(done)s done"), counts)
+    );
+    el("progress-text").textContent = fill(
+      total ? gettext("%(done)s / %(total)s done") : gettext("%(done)s done"),
+      counts
+    );
   }
 
   // A bundled batch: "Response 3 of 15 for this prompt" (the texts come translated
@@ -139,10 +181,13 @@
     if (!cue) return;
     cue.hidden = !bundle;
     if (!bundle) return;
-    const template = bundle.partial ? cue.dataset.part : cue.dataset.whole;
-    cue.textContent = template
-      .replace("%(position)s", String(bundle.position))
-      .replace("%(size)s", String(bundle.size));
+    const counts = { position: bundle.position, size: bundle.size };
+    cue.textContent = fill(
+      bundle.partial
+        ? gettext("Response %(position)s of %(size)s for this prompt (part of a set others began)")
+        : gettext("Response %(position)s of %(size)s for this prompt"),
+      counts
+    );
   }
 
   function renderItem(payload) {
@@ -207,17 +252,17 @@
     const done = payload.progress && payload.progress.done;
     const reasons = {
       drained: done
-        ? "Every item has all the ratings it needs. You are done."
-        : "This study is full: every item already has all the answers it needs.",
+        ? gettext("Every item has all the ratings it needs. You are done.")
+        : gettext("This study is full: every item already has all the answers it needs."),
       nothing_left_for_you: done
-        ? "You have rated every item available to you. You are done."
-        : "There is nothing left for you to rate in this study.",
-      quota_reached: "You have rated as many items as this study asks of one person.",
+        ? gettext("You have rated every item available to you. You are done.")
+        : gettext("There is nothing left for you to rate in this study."),
+      quota_reached: gettext("You have rated as many items as this study asks of one person."),
       excluded: doneBox.dataset.screenedOut,
     };
     el("done-reason").textContent = waitedOut
       ? doneBox.dataset.waitedOut
-      : reasons[payload.reason] || "There are no more items.";
+      : reasons[payload.reason] || gettext("There are no more items.");
     el("return-study").hidden = !payload.return_study;
     const screenedOut = payload.ending === "screened_out";
     if (payload.completion_code) {
@@ -252,11 +297,14 @@
   async function loadNext() {
     busy = true;
     submitButton.disabled = true;
-    const answer = await postWithRetry(config.nextUrl, {}, "loading the next item");
+    const answer = await postWithRetry(config.nextUrl, {}, "loading");
     busy = false;
     if (answer.status !== 200) {
       el("rating").hidden = true;
-      showStatus(answer.data.detail || "This study cannot hand out items right now.", "error");
+      showStatus(
+        detailOf(answer.data) || gettext("This study cannot hand out items right now."),
+        "error"
+      );
       return;
     }
     if (statusKind !== "error") showStatus("");
@@ -286,11 +334,16 @@
     }
     const seconds = Math.max(1, Math.min(payload.retry_after || 15, Math.ceil(limit - waited)));
     showStatus(
-      payload.reason === "busy"
-        ? "The study has as many people working on it as it can take at once. Trying again in " +
-            seconds + " s — please keep this page open."
-        : "All remaining items are being rated by others right now. Checking again in " +
-            seconds + " s — please keep this page open.",
+      fill(
+        payload.reason === "busy"
+          ? gettext(
+              "The study has as many people working on it as it can take at once. Trying again in %(seconds)s s — please keep this page open."
+            )
+          : gettext(
+              "All remaining items are being rated by others right now. Checking again in %(seconds)s s — please keep this page open."
+            ),
+        { seconds: number(seconds) }
+      ),
       "info"
     );
     setTimeout(loadNext, seconds * 1000);
@@ -343,7 +396,7 @@
     const mark = document.createElement("span");
     mark.setAttribute("aria-hidden", "true");
     mark.textContent = "✓ ";
-    cue.append(mark, "Saved");
+    cue.append(mark, gettext("Saved"));
     void cue.offsetWidth; // restart the fade
     cue.classList.add("shown");
     savedTimer = setTimeout(() => {
@@ -357,19 +410,33 @@
   // never held back, and a too-long one is explained before it is sent.
   function textProblem(text) {
     if (/[\u0000-\u001f\u007f-\u009f]/.test(text)) {
-      return "Please remove the control character (e.g. a tab) from your answer.";
+      return gettext("Please remove the control character (e.g. a tab) from your answer.");
     }
     const maxWords = parseInt(textInput.dataset.maxWords, 10);
     const maxChars = parseInt(textInput.dataset.maxChars, 10);
     const words = text.split(/\s+/).filter(Boolean).length;
     const chars = Array.from(text).length;
     if (maxWords && words > maxWords) {
-      return maxWords === 1
-        ? "Please answer with one word (you typed " + words + ")."
-        : "Please use at most " + maxWords + " words (you typed " + words + ").";
+      return fill(
+        maxWords === 1
+          ? gettext("Please answer with one word (you typed %(count)s).")
+          : ngettext(
+              "Please use at most %(max)s word (you typed %(count)s).",
+              "Please use at most %(max)s words (you typed %(count)s).",
+              maxWords
+            ),
+        { max: number(maxWords), count: number(words) }
+      );
     }
     if (maxChars && chars > maxChars) {
-      return "Please use at most " + maxChars + " characters (you typed " + chars + ").";
+      return fill(
+        ngettext(
+          "Please use at most %(max)s character (you typed %(count)s).",
+          "Please use at most %(max)s characters (you typed %(count)s).",
+          maxChars
+        ),
+        { max: number(maxChars), count: number(chars) }
+      );
     }
     return "";
   }
@@ -405,13 +472,13 @@
     const answer = await postWithRetry(
       url,
       { value: pending.value, duration_ms: pending.duration_ms },
-      "saving your answer"
+      "saving"
     );
     // 200/201: stored. 404: the assignment is not ours (stale storage). 409/400: a
     // resend cannot succeed. In every case the pending copy has done its job.
     localStorage.removeItem(PENDING_KEY);
     if (answer.status === 409 || answer.status === 400) {
-      showStatus(answer.data.detail || "Your answer was not accepted.", "error");
+      showStatus(detailOf(answer.data) || gettext("Your answer was not accepted."), "error");
     } else if (answer.status === 200 || answer.status === 201) {
       showSaved();
     }
@@ -421,11 +488,18 @@
   function pretendSubmit(value) {
     const chosen = radios.find((radio) => radio.checked);
     const shown = chosen
-      ? "“" + chosen.closest(".choice").querySelector(".choice-text").textContent +
-        "” (value " + value + ")"
-      : "“" + value + "”";
+      ? fill(gettext("“%(answer)s” (value %(value)s)"), {
+          answer: chosen.closest(".choice").querySelector(".choice-text").textContent,
+          value: value,
+        })
+      : fill(gettext("“%(answer)s”"), { answer: value });
     showStatus(
-      "Preview: a worker would now send " + shown + " and see the next item. Nothing was stored.",
+      fill(
+        gettext(
+          "Preview: a worker would now send %(answer)s and see the next item. Nothing was stored."
+        ),
+        { answer: shown }
+      ),
       "info"
     );
   }
@@ -434,12 +508,17 @@
   // that breaks the limits is already explained under its field.)
   function showNothingChosen() {
     if (textInput) {
-      if (!textInput.value.trim()) showStatus("Type your answer first, then press Enter.", "hint");
+      if (!textInput.value.trim()) {
+        showStatus(gettext("Type your answer first, then press Enter."), "hint");
+      }
       return;
     }
     const last = radios.length ? radios[radios.length - 1].dataset.key : "";
     showStatus(
-      "Choose an answer first: press a key from 1 to " + last + " (or click one), then Enter.",
+      fill(
+        gettext("Choose an answer first: press a key from 1 to %(last)s (or click one), then Enter."),
+        { last: last }
+      ),
       "hint"
     );
   }
@@ -555,10 +634,10 @@
 
   async function start() {
     if (content && el("instructions-text")) {
-      content.prepare(el("instructions-text"), { parentLevel: 1, label: "Instructions" });
+      content.prepare(el("instructions-text"), { parentLevel: 1, label: gettext("Instructions") });
     }
     if (config.preview) {
-      el("progress-text").textContent = "Preview";
+      el("progress-text").textContent = gettext("Preview");
       renderItem({ assignment: "preview", item: { html: el("preview-item").innerHTML } });
       return;
     }

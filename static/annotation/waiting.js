@@ -11,6 +11,7 @@
   let next = Number(box.dataset.retry) || 5;
   let left = Number(box.dataset.left) || 0;
   let template = box.dataset.countdown;
+  const numbers = new Intl.NumberFormat(document.documentElement.lang || undefined);
 
   function minutes(seconds) {
     const s = Math.max(0, Math.round(seconds));
@@ -18,7 +19,7 @@
   }
   function show() {
     countdown.textContent = template
-      .replace("%(next)s", String(Number.isFinite(next) ? Math.max(0, next) : 0))
+      .replace("%(next)s", numbers.format(Number.isFinite(next) ? Math.max(0, next) : 0))
       .replace("%(left)s", minutes(left));
   }
   function retryAfter(response) {

@@ -52,7 +52,7 @@ def test_long_jsonl_matches_database(tmp_path):
         "batch", "kind", "item_id", "query_id", "query", "category", "subcategory",
         "bundle_id", "response_id", "model", "response", "annotator", "value", "status",
         "shown_order", "position_in_bundle", "check_passed", "comment", "duration_ms",
-        "submitted_at",
+        "submitted_at", "language",
     ]  # fmt: skip
     assert rows[0]["submitted_at"].endswith("Z")
     assert all(r["status"] == "counted" for r in rows)

@@ -157,6 +157,7 @@ def expected_long(batch, all_statuses=False) -> list[dict]:
             "comment": label.comment,
             "duration_ms": label.duration_ms,
             "submitted_at": iso(label.submitted_at),
+            "language": Participation.objects.get(batch=batch, annotator=label.annotator).language,
         }
         for label in labels
         if all_statuses or label.status == "counted"
@@ -207,6 +208,7 @@ def expected_annotators(batch) -> list[dict]:
                 "excluded_automatically": participation.excluded_automatically,
                 "exclusion_reason": participation.exclusion_reason,
                 "platform_status": participation.platform_status,
+                "language": participation.language,
             }
         )
     return rows

@@ -108,6 +108,7 @@ def test_a_kind_from_the_settings_runs_end_to_end(thumbs):
             "comment": "",
             "duration_ms": None,
             "submitted_at": long_rows[0]["submitted_at"],
+            "language": "en",  # the batch offers no other: its default
         }
     ]
     dense = b"".join(

@@ -40,8 +40,10 @@ GOOD = {
     "bundle_order": ("balanced", "balanced"),
     "allow_cant_judge": (None, True),
     "comment_box": ("optional", "optional"),
+    "languages": ("en,ja,ar", ["en", "ja", "ar"]),
+    "language": ("ja", "ja"),
 }
-SPECIAL_FLAGS = {"questionnaire", "reward_per_participant", "reward_currency"}
+SPECIAL_FLAGS = {"questionnaire", "reward_per_participant", "reward_currency", "translations"}
 
 
 def test_every_declared_setting_reaches_every_interface():
@@ -87,12 +89,17 @@ def test_each_flag_sets_its_setting(name):
         ("bundle_by", "meta:"),
         ("bundle_by", "prompt"),
         ("bundle_order", "sideways"),
+        ("languages", ["en", "tlh"]),
+        ("languages", ["ja", "ja"]),
+        ("language", "english"),
+        ("translations", {"tlh": {"instructions": "Qapla'"}}),
+        ("translations", {"ja": {"tagline": "x"}}),
     ],
 )
 def test_each_interface_refuses_the_same_bad_value(name, bad):
     with pytest.raises(InvalidInput) as refused:
         create_batch(slug="bad-value", kind="absolute", **{name: bad})
-    assert refused.value.field == name
+    assert refused.value.field.split(".")[0] == name
     assert not Batch.objects.filter(slug="bad-value").exists()
 
 

@@ -94,7 +94,8 @@ def test_question_mark_shows_the_key_help_and_escape_closes_it(page: Page, live_
     page.keyboard.press("?")
     expect(help_dialog).to_be_visible()
     expect(help_dialog).to_contain_text("Chooses an answer")
-    expect(help_dialog).to_contain_text("1 = Very poor")
+    # each option with its key, in key order (one per line, whatever the direction)
+    expect(help_dialog.locator(".key-list li").first).to_have_text("1 Very poor")
     expect(page.locator("#keys-close")).to_be_focused()
     # while it is open, the rating keys do nothing
     page.keyboard.press("2")

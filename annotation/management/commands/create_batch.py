@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation import settings_spec
 from annotation.kinds import all_kinds
 from annotation.models import DEFAULT_ANNOTATIONS_PER_ITEM, DEFAULT_LEASE_SECONDS
-from annotation.services import questionnaire
+from annotation.services import languages, questionnaire
 from annotation.services.batches import change_state, create_batch
 from core.audit import Actor
 from core.errors import ServiceError
@@ -48,6 +48,11 @@ class Command(BaseCommand):
             setting.add_flag(design)
         design.add_argument(
             "--questionnaire", metavar="FILE", help="a YAML or JSON list of background questions"
+        )
+        parser.add_argument(
+            "--translations",
+            metavar="FILE",
+            help="YAML or JSON: per language code, the batch's texts in it (docs/FORMATS.md)",
         )
         design.add_argument(
             "--reward-per-participant",
@@ -137,4 +142,14 @@ def _design(options: dict) -> dict:
             design["questionnaire"] = questionnaire.parse_file_text(text, str(path))
         except ServiceError as error:
             raise CommandError(f"--questionnaire: {error}") from error
+    if options.get("translations"):
+        path = Path(options["translations"])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise CommandError(f"--translations: cannot read {path}: {error}") from error
+        try:
+            design["translations"] = languages.parse_translations(text)
+        except ServiceError as error:
+            raise CommandError(f"--translations: {error}") from error
     return design

@@ -11,6 +11,7 @@ from annotation.selectors import (
     batch_labels,
     category_counts,
 )
+from annotation.services import languages
 from annotation.services.exports.rows import iso_utc
 from annotation.services.exports.schema import TABLE_LAYOUTS, columns
 from core.audit import history
@@ -218,6 +219,7 @@ def _design_section(batch: Batch) -> list[str]:
         lines.append(
             f"- Reward per participant: {batch.reward_per_participant} {batch.reward_currency}."
         )
+    lines.append(_languages_line(batch))
     if batch.questionnaire:
         lines += ["", "Background questionnaire (asked once after consent; `q_<id>` columns):", ""]
         for question in batch.questionnaire:
@@ -228,6 +230,25 @@ def _design_section(batch: Batch) -> list[str]:
             )
     lines.append("")
     return lines
+
+
+def _languages_line(batch: Batch) -> str:
+    """Which languages the pages offered and how many participants saw each (the
+    ``language`` column of the long and annotators layouts)."""
+    seen = dict(
+        Participation.objects.filter(batch=batch)
+        .values_list("language")
+        .annotate(participants=Count("pk"))
+        .values_list("language", "participants")
+    )
+    offered = ", ".join(languages.offered(batch))
+    translated = ", ".join(sorted(batch.translations or {})) or "none"
+    counts = "; ".join(f"{code or 'not recorded'}: {count}" for code, count in sorted(seen.items()))
+    return (
+        f"- Languages: offered {offered} (default {languages.default_language(batch)}; "
+        f"the batch's texts translated into: {translated}); participants by the language "
+        f"their pages were shown in: {counts or 'none yet'}."
+    )
 
 
 PLATFORM_NAMES = {"prolific": "Prolific", "mturk": "MTurk"}

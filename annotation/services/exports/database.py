@@ -108,6 +108,11 @@ def _label_expression(column: ExportColumn) -> str:
         return "an.pseudonym"
     if column.name == "shown_order":
         return "NULLIF(l.shown_order, '')"
+    if column.name == "language":  # the label's annotator's, in this batch
+        return (
+            "(SELECT p.language FROM annotation_participation p "
+            "WHERE p.batch_id = l.batch_id AND p.annotator_id = l.annotator_id)"
+        )
     if column.name in LABEL_FIELDS:
         return f"l.{column.name}"
     raise Unsupported(column.name)

@@ -12,8 +12,10 @@ annotator, built by ``selectors.annotator_rows``) is computed whole.
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+from django.db.models import OuterRef, Subquery
+
 from annotation.kinds import get_kind
-from annotation.models import Batch, Item, Label, LabelStatus
+from annotation.models import Batch, Item, Label, LabelStatus, Participation
 from annotation.selectors import NO_FILTER, CategoryFilter, annotator_rows
 from annotation.services.exports.schema import (
     ANNOTATOR_COLUMNS,
@@ -24,7 +26,8 @@ from annotation.services.exports.schema import (
 
 CHUNK_SIZE = 2000
 # label export column -> ORM path from Label, where the two differ
-LABEL_FIELDS = {"annotator": "annotator__pseudonym"}
+# the long layout's columns that are not a label's own field: where they are read from
+LABEL_FIELDS = {"annotator": "annotator__pseudonym", "language": "participant_language"}
 
 
 def _item_parts(
@@ -77,6 +80,15 @@ def _merge_by_item(items: Iterator, labels: Iterator) -> Iterator[tuple[dict, li
 
 def _label_query(batch: Batch, statuses, categories: CategoryFilter, *fields: str):
     labels = Label.objects.filter(categories.q("item__"), batch=batch)
+    if "participant_language" in fields:
+        # the language of the label's annotator in this batch (their participation's)
+        labels = labels.annotate(
+            participant_language=Subquery(
+                Participation.objects.filter(
+                    batch_id=OuterRef("batch_id"), annotator_id=OuterRef("annotator_id")
+                ).values("language")[:1]
+            )
+        )
     if statuses is not None:
         labels = labels.filter(status__in=statuses)
     return (

@@ -78,6 +78,12 @@ LABEL_TAIL_COLUMNS = [
     ExportColumn("comment", "string", "the annotator's note on the item (empty when none)"),
     ExportColumn("duration_ms", "int", "time from showing the item to submitting, if known"),
     ExportColumn("submitted_at", "string", "when the label was stored (UTC)"),
+    ExportColumn(
+        "language",
+        "string",
+        "the language the annotator's pages were shown in (a code such as en, ja, ar; "
+        "empty for a participation that entered before languages were recorded)",
+    ),
 ]
 ANNOTATOR_COLUMNS = [
     ExportColumn("annotator", "string", "the annotator's pseudonym"),
@@ -95,6 +101,12 @@ ANNOTATOR_COLUMNS = [
         "platform_status",
         "string",
         "the crowd platform's status of their submission (e.g. RETURNED), empty if unknown",
+    ),
+    ExportColumn(
+        "language",
+        "string",
+        "the language the annotator's pages were shown in (a code such as en, ja, ar; "
+        "empty for a participation that entered before languages were recorded)",
     ),
 ]
 # the questionnaire's answers follow, one column per question: q_<id>
