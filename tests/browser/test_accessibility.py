@@ -1,6 +1,6 @@
 """The staff pages through axe-core at a desktop (1280×900) and a phone (390×844) size:
 login, batch list, new batch, the batch page with a rejected upload and after an accepted
-one, annotators, edit, history and the analysis report. Every violation of any impact
+one, annotators, edit, history, the crowd platform's review and the analysis report. Every violation of any impact
 fails. The pages' layout checks ride along: nothing wider than the phone screen, the
 rejected upload's message first on the page and focused, the annotators' action column
 visible at 1280 px.
@@ -142,6 +142,8 @@ def test_staff_pages_have_no_axe_violations(
         check(page, artifacts, "edit", viewport)
         page.goto(f"{base}/manage/{SLUG}/history")
         check(page, artifacts, "history", viewport)
+        page.goto(f"{base}/manage/{SLUG}/review")  # the crowd platform's review tab
+        check(page, artifacts, "review", viewport)
 
         page.goto(f"{base}/manage/{SLUG}/report")
         expect(page.locator("#headline-table")).to_be_visible()
