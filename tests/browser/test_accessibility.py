@@ -1,6 +1,7 @@
 """The staff pages through axe-core at a desktop (1280×900) and a phone (390×844) size:
-login, batch list, new batch, the batch page with a rejected upload and after an accepted
-one, annotators, edit, history, the crowd platform's review and the analysis report. Every violation of any impact
+login, batch list, new batch, the batch page with a rejected upload and after an
+accepted one, annotators, edit, history, the crowd platform's review and the analysis
+report. Every violation of any impact
 fails. The pages' layout checks ride along: nothing wider than the phone screen, the
 rejected upload's message first on the page and focused, the annotators' action column
 visible at 1280 px.
