@@ -9,6 +9,8 @@ reported at once by ``CensusInputError``.
 import os
 from typing import IO
 
+from core.text_files import read_text  # the census readers import it from here
+
 __all__ = ["MAX_LISTED_PROBLEMS", "CensusInputError", "read_text", "source_name"]
 
 MAX_LISTED_PROBLEMS = 50
@@ -33,26 +35,3 @@ def source_name(source: str | os.PathLike | IO) -> str:
     if isinstance(source, str | os.PathLike):
         return os.path.basename(os.fspath(source))
     return os.path.basename(str(getattr(source, "name", "") or "upload"))
-
-
-def read_text(source: str | os.PathLike | IO, name: str, problems: list[str]) -> str | None:
-    """The source's text (UTF-8, a leading BOM dropped), or ``None`` with a problem recorded
-    when it cannot be read or is not UTF-8 (the problem names the line of the first bad byte).
-    An open file is read from its current position and left open."""
-    try:
-        if isinstance(source, str | os.PathLike):
-            with open(source, "rb") as handle:
-                content = handle.read()
-        else:
-            content = source.read()
-    except OSError as error:
-        problems.append(f"{name}:1: file: cannot be read: {error.strerror or error}")
-        return None
-    if isinstance(content, str):
-        return content.removeprefix("\ufeff")
-    try:
-        return content.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = content[: error.start].count(b"\n") + 1
-        problems.append(f"{name}:{line}: file: not UTF-8 text (byte {error.start})")
-        return None

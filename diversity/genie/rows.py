@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from core import json_text
+from core.text_files import read_text
 
 __all__ = ["FileRows", "file_name_of", "read_rows"]
 
@@ -50,7 +51,7 @@ def read_rows(file: str | os.PathLike | IO, name: str, problems: list[str]) -> F
     if not lowered.endswith(FORMATS):
         problems.append(f"{name}:1: file: unsupported file type; use .jsonl, .json or .csv")
         return None
-    text = _text_of(file, name, problems)
+    text = read_text(file, name, problems)
     if text is None:
         return None
     if lowered.endswith(".jsonl"):
@@ -58,26 +59,6 @@ def read_rows(file: str | os.PathLike | IO, name: str, problems: list[str]) -> F
     if lowered.endswith(".json"):
         return FileRows(_json_rows(text, name, problems), None)
     return _csv_rows(text, name, problems)
-
-
-def _text_of(file: str | os.PathLike | IO, name: str, problems: list[str]) -> str | None:
-    try:
-        if isinstance(file, str | os.PathLike):
-            with open(file, "rb") as handle:
-                content = handle.read()
-        else:
-            content = file.read()
-    except OSError as error:
-        problems.append(f"{name}:1: file: cannot be read: {error.strerror or error}")
-        return None
-    if isinstance(content, str):
-        return content.removeprefix("\ufeff")
-    try:
-        return content.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = content[: error.start].count(b"\n") + 1
-        problems.append(f"{name}:{line}: file: not UTF-8 text (byte {error.start})")
-        return None
 
 
 def _jsonl_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int, dict]]:
