@@ -257,6 +257,10 @@ CLIENT_IP_HEADER = os.environ.get("CLIENT_IP_HEADER", "").strip()
 # one running that has reported no progress for JOB_RUNNING_TIMEOUT_SECONDS lost its worker.
 JOB_PENDING_TIMEOUT_SECONDS = int(os.environ.get("JOB_PENDING_TIMEOUT_SECONDS", "900"))
 JOB_RUNNING_TIMEOUT_SECONDS = int(os.environ.get("JOB_RUNNING_TIMEOUT_SECONDS", str(6 * 3600)))
+# A job running in a Celery worker says it is alive every JOB_HEARTBEAT_SECONDS; one that
+# has not for JOB_HEARTBEAT_TIMEOUT_SECONDS lost its worker (process or machine) and fails.
+JOB_HEARTBEAT_SECONDS = float(os.environ.get("JOB_HEARTBEAT_SECONDS", "10"))
+JOB_HEARTBEAT_TIMEOUT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_SECONDS", "60"))
 # Job files (prepared exports, reports, stored uploads) older than this many days are
 # deleted by the periodic task, except the newest result of each kind per subject
 # (core.jobs.retention); 0 keeps them for ever.

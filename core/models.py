@@ -50,6 +50,10 @@ class Job(models.Model):
     # when the running job last reported progress: a job is stale when this is old, not
     # when it started long ago (core.jobs.staleness)
     last_progress_at = models.DateTimeField(null=True, blank=True)
+    # when the process running the job last said it is alive (written every
+    # JOB_HEARTBEAT_SECONDS by a thread beside the job, in a Celery worker): a job whose
+    # worker died whole, machine and all, is failed within JOB_HEARTBEAT_TIMEOUT_SECONDS
+    alive_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -7,7 +7,8 @@ cannot record its own failure: the Celery worker's main process sees the child d
 (``WorkerLostError``) and sends ``task_failure``, and ``fail_job_of_lost_worker`` fails the
 job there and then, which releases what it held (one embeddings job per corpus). Its
 message is not redelivered (no ``acks_late``): a job that killed its worker would kill the
-next one too.
+next one too. When the main process dies as well, the job's heartbeat stops and the
+periodic ``fail_stale_jobs`` fails it (``core.jobs.heartbeat``).
 """
 
 import logging
@@ -23,10 +24,13 @@ from core.jobs import execution, retention, staleness
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="core.tasks.run_job", ignore_result=True)
-def run_job(job_id: str) -> str:
+@shared_task(name="core.tasks.run_job", ignore_result=True, bind=True)
+def run_job(self, job_id: str) -> str:
     try:
-        job = execution.run_job(job_id)
+        # in a worker (not eager, not called as a function) a thread beside the job says
+        # it is alive (core.jobs.heartbeat)
+        in_worker = not (self.request.is_eager or self.request.called_directly)
+        job = execution.run_job(job_id, heartbeat=in_worker)
     except Exception:
         logger.exception("job %s failed", job_id)
         return "failed"

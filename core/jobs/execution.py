@@ -4,12 +4,14 @@ import json
 import shutil
 import time
 import uuid
+from contextlib import nullcontext
 from pathlib import Path
 
 from django.conf import settings
 from django.utils import timezone
 
 from core.errors import ServiceError
+from core.jobs.heartbeat import JobHeartbeat
 from core.jobs.kinds import job_kind
 from core.models import Job
 
@@ -66,8 +68,10 @@ class JobProgress:
         Job.objects.filter(pk=self.job.pk).update(**fields)
 
 
-def run_job(job_id: str) -> Job:
-    """Execute a recorded job (called by the Celery task); failures are recorded."""
+def run_job(job_id: str, heartbeat: bool = False) -> Job:
+    """Execute a recorded job (called by the Celery task); failures are recorded. With
+    ``heartbeat`` (in a Celery worker) a thread says the job is alive while it runs
+    (``core.jobs.heartbeat``)."""
     job = Job.objects.get(pk=job_id)
     if job.state != Job.State.PENDING:
         return job  # delivered twice: the first delivery owns it
@@ -79,13 +83,17 @@ def run_job(job_id: str) -> Job:
     job.started_at = timezone.now()
     # Conditional: a job failed as stale (core.jobs.staleness) meanwhile is not run.
     claimed = Job.objects.filter(pk=job.pk, state=Job.State.PENDING).update(
-        state=job.state, started_at=job.started_at, last_progress_at=job.started_at
+        state=job.state,
+        started_at=job.started_at,
+        last_progress_at=job.started_at,
+        alive_at=job.started_at if heartbeat else None,
     )
     if not claimed:
         job.refresh_from_db()
         return job
     try:
-        result, result_path = kind.runner(job, JobProgress(job))
+        with JobHeartbeat(job.pk) if heartbeat else nullcontext():
+            result, result_path = kind.runner(job, JobProgress(job))
     except ServiceError as error:  # the user's input was refused: say why, no traceback
         record_failure(job, str(error), getattr(error, "problems", None))
         return job

@@ -3,7 +3,9 @@ for ever: a pending job nobody picked up within ``JOB_PENDING_TIMEOUT_SECONDS`` 
 message was lost with the broker), a running one that has reported no progress for
 ``JOB_RUNNING_TIMEOUT_SECONDS`` (its worker died). A running job is judged by its last
 progress (``Job.last_progress_at``, written with every progress update), not by when it
-started: a long job that keeps reporting progress runs as long as it needs. Run by the
+started: a long job that keeps reporting progress runs as long as it needs. A job run by a
+Celery worker also has a heartbeat (``Job.alive_at``, ``core.jobs.heartbeat``): silent for
+``JOB_HEARTBEAT_TIMEOUT_SECONDS``, its worker is gone, machine and all, and it fails. Run by the
 periodic task ``core.tasks.fail_stale_jobs``, and for one job whenever its status is read,
 so the bound holds even while the scheduler is down.
 """
@@ -21,12 +23,21 @@ LOST_PENDING = (
     "lost it); nothing was done, start it again"
 )
 LOST_RUNNING = "this job's worker stopped answering for more than {seconds} s; start it again"
+LOST_HEARTBEAT = (
+    "this job's worker (its process or its machine) stopped: no sign of life for more than "
+    "{seconds} s; nothing it did was kept, start it again"
+)
 
 
 def _stale(now) -> dict[str, Q]:
     pending = settings.JOB_PENDING_TIMEOUT_SECONDS
     running = settings.JOB_RUNNING_TIMEOUT_SECONDS
+    alive = settings.JOB_HEARTBEAT_TIMEOUT_SECONDS
     return {
+        # first: a job with a heartbeat that stopped is told it lost its worker
+        LOST_HEARTBEAT.format(seconds=alive): Q(
+            state=Job.State.RUNNING, alive_at__lt=now - timedelta(seconds=alive)
+        ),
         LOST_PENDING.format(seconds=pending): Q(
             state=Job.State.PENDING, created_at__lt=now - timedelta(seconds=pending)
         ),

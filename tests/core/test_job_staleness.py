@@ -2,6 +2,7 @@
 ``JOB_RUNNING_TIMEOUT_SECONDS``, not when it started that long ago; and a job failed as
 stale is never turned into a succeeded one by its worker finishing later."""
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -64,3 +65,53 @@ def test_a_job_failed_as_stale_stays_failed_when_its_worker_finishes(monkeypatch
     assert finished.state == "failed" and "stopped answering" in finished.message
     assert Job.objects.get(pk=job.pk).state == "failed"
     assert Job.objects.get(pk=job.pk).result is None
+
+
+def test_a_running_job_whose_heartbeat_stopped_fails_without_waiting_for_the_progress_bound(
+    settings,
+):
+    settings.JOB_RUNNING_TIMEOUT_SECONDS = 6 * 3600
+    settings.JOB_HEARTBEAT_TIMEOUT_SECONDS = 60
+    now = timezone.now()
+    gone = running_job(started_ago=HOUR, progress_ago=timedelta(minutes=5))
+    alive = running_job(started_ago=HOUR, progress_ago=timedelta(minutes=5))
+    in_web_process = running_job(started_ago=HOUR, progress_ago=timedelta(minutes=5))
+    Job.objects.filter(pk=gone.pk).update(alive_at=now - timedelta(seconds=61))
+    Job.objects.filter(pk=alive.pk).update(alive_at=now - timedelta(seconds=5))
+    assert fail_stale_jobs() == 1
+    failed = Job.objects.get(pk=gone.pk)
+    assert failed.state == "failed" and "no sign of life for more than 60 s" in failed.message
+    assert Job.objects.get(pk=alive.pk).state == "running"
+    # no heartbeat at all (a job run in the web process): only the progress bound applies
+    assert Job.objects.get(pk=in_web_process.pk).state == "running"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_beats_while_the_job_runs_and_stops_with_it(settings, monkeypatch):
+    settings.JOB_HEARTBEAT_SECONDS = 0.05
+    beats = []
+
+    def runner(job, progress):
+        first = Job.objects.get(pk=job.pk).alive_at
+        if first is None:  # run without a heartbeat
+            return {"done": True}, ""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            now = Job.objects.get(pk=job.pk).alive_at
+            if now > first:
+                beats.append(now)
+                break
+            time.sleep(0.02)
+        return {"done": True}, ""
+
+    monkeypatch.setitem(kinds._KINDS, "export", kinds.JobKind("export", runner, lambda user: True))
+    job = Job.objects.create(kind="export", params={})
+    finished = run_job(str(job.pk), heartbeat=True)
+    assert finished.state == "succeeded" and beats, "no heartbeat while the job ran"
+    last = Job.objects.get(pk=job.pk).alive_at
+    time.sleep(0.2)
+    assert Job.objects.get(pk=job.pk).alive_at == last  # it stopped with the job
+    # without the heartbeat (in the web process) nothing is written
+    other = Job.objects.create(kind="export", params={})
+    assert run_job(str(other.pk)).state == "succeeded"
+    assert Job.objects.get(pk=other.pk).alive_at is None

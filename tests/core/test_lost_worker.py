@@ -1,5 +1,7 @@
 """A Celery worker child killed under a running job (kill -9, the OOM killer) fails the
-job within seconds and releases the corpus's embeddings lock (core.tasks).
+job within seconds and releases the corpus's embeddings lock (core.tasks); a worker
+killed whole (main process and child: a lost machine) fails it once its heartbeat has
+been silent for ``JOB_HEARTBEAT_TIMEOUT_SECONDS`` (core.jobs.heartbeat).
 
 A real ``celery worker`` (prefork, one child) against a redis-server of the test's own on
 a free port; its embeddings jobs sleep (``slow_embeddings_worker``), so the child can be
@@ -33,6 +35,9 @@ pytestmark = [
 ]
 
 
+HEARTBEAT_SECONDS = 0.5
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
@@ -55,6 +60,7 @@ def prefork_worker(tmp_path):
         "REDIS_URL": redis.url,
         "DATABASE_URL": _test_database_url(),
         "DATA_DIR": str(settings.DATA_DIR),
+        "JOB_HEARTBEAT_SECONDS": str(HEARTBEAT_SECONDS),
     }
     log = open(tmp_path / "worker.log", "w+")
     worker = subprocess.Popen(
@@ -120,4 +126,34 @@ def test_a_killed_child_fails_its_job_and_releases_the_corpus(prefork_worker):
     assert failed.finished_at is not None
     # the lock is released: the next embeddings job of the corpus is accepted and runs
     again = start_embeddings_import(corpus, _npy(rows))
+    assert again.state == "pending"
+
+
+def test_a_worker_killed_whole_fails_its_job_once_its_heartbeat_stops(prefork_worker, settings):
+    settings.JOB_HEARTBEAT_TIMEOUT_SECONDS = 3
+    corpus = make_corpus("gone", embeddings=False)
+    rows = corpus.responses.count()
+    job = start_embeddings_import(corpus, _npy(rows))
+    _wait(lambda: Job.objects.get(pk=job.pk).state == "running", 60, "the job", prefork_worker)
+    started = Job.objects.get(pk=job.pk).alive_at
+    _wait(lambda: Job.objects.get(pk=job.pk).alive_at > started, 10, "a heartbeat", prefork_worker)
+    # the main process first, so nobody is left to report the child's death
+    [child] = _children(prefork_worker.pid)
+    prefork_worker.kill()
+    prefork_worker.wait(timeout=10)
+    os.kill(child, signal.SIGKILL)
+    killed = time.monotonic()
+    deadline = killed + 30
+    while True:  # a new job of the corpus is refused until the dead one is failed
+        try:
+            again = start_embeddings_import(corpus, _npy(rows))
+            break
+        except Conflict:
+            assert time.monotonic() < deadline, "the dead worker's job still holds the corpus"
+            time.sleep(0.2)
+    seconds = time.monotonic() - killed
+    print(f"\n[lost worker] the corpus was released {seconds:.1f} s after the worker died")
+    assert seconds < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS + 5
+    failed = Job.objects.get(pk=job.pk)
+    assert failed.state == "failed" and "no sign of life" in failed.message
     assert again.state == "pending"
