@@ -8,6 +8,7 @@ upload in their own panel) and add tabs, panels and columns through ``core.exten
 
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -18,6 +19,7 @@ from annotation.models import Batch, BatchState
 from annotation.rendering import render_markdown
 from annotation.selectors import CategoryFilter
 from annotation.services import batches as batch_services
+from annotation.services.import_jobs import newest_background_import
 from core.extensions import NavLink, Tab, register_nav, register_tab
 
 # (layout, extra parameters, name, description) of the export rows on the batch page
@@ -199,6 +201,8 @@ def render_batch_page(
         "n_checks": batch.items.filter(is_check=True).count(),
         "instructions_html": render_markdown(batch.instructions),
         "consent_html": render_markdown(batch.consent_text),
+        "background_import": newest_background_import(batch),
+        "sync_import_limit_mb": round(settings.SYNC_IMPORT_MAX_BYTES / 1e6, 1),
         "problems": problems or [],
         "upload_name": upload_name,
         "upload_subject": upload_subject,

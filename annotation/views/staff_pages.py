@@ -16,7 +16,10 @@ preview, the annotators) takes ``?category=`` and ``?subcategory=``
 (``annotation.selectors.CategoryFilter``) and shows the counts per category with links.
 """
 
+import dataclasses
+
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db.models import Count, IntegerField, OuterRef, Subquery
@@ -40,12 +43,15 @@ from annotation.rendering import render_markdown
 from annotation.selectors import CategoryFilter
 from annotation.services import annotators as annotator_services
 from annotation.services import batches as batch_services
+from annotation.services.import_jobs import start_import_job
 from annotation.services.importing import import_items
 from annotation.services.invitations import invitation_table, new_invitations
 from core import csv_files, extensions
 from core.access import staff_page
 from core.audit import Actor, event_payload, history, record
 from core.errors import InvalidInput, ServiceError
+from core.models import Job
+from core.tabular import ImportRejected
 from core.uploads import receive_upload
 
 
@@ -171,6 +177,10 @@ def batch_state(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def batch_upload(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
+    chosen = request.FILES.get("file")
+    if chosen is not None and chosen.size > settings.SYNC_IMPORT_MAX_BYTES:
+        # one request could outlast the server's timeout: the same import, as a job
+        return _import_in_background(request, batch, chosen)
     upload = receive_upload(
         request,
         lambda file, name: import_items(batch, file, filename=name, actor=Actor.of(request.user)),
@@ -180,13 +190,42 @@ def batch_upload(request: HttpRequest, slug: str) -> HttpResponse:
         return render_batch_page(
             request, batch, problems=upload.problems, upload_name=upload.filename, status=400
         )
-    summary = upload.result
-    messages.success(
-        request,
-        f"Imported {summary.items_created} items from {upload.filename} "
-        f"({summary.queries_created} new queries, {summary.responses_created} new responses).",
-    )
+    messages.success(request, _imported(dataclasses.asdict(upload.result), upload.filename))
     return redirect("manage-batch", slug=batch.slug)
+
+
+def _import_in_background(request: HttpRequest, batch: Batch, chosen) -> HttpResponse:
+    try:
+        job = start_import_job(batch, chosen, request.user)
+    except ImportRejected as rejected:
+        problems = list(rejected.problems)
+    except ServiceError as error:
+        problems = [str(error)]
+    else:
+        if job.state == Job.State.SUCCEEDED:
+            messages.success(request, _imported(job.result, chosen.name))
+        elif job.state == Job.State.FAILED:
+            problems = list((job.result or {}).get("problems") or [job.message])
+            return render_batch_page(
+                request, batch, problems=problems, upload_name=chosen.name, status=400
+            )
+        else:
+            messages.success(
+                request,
+                f"{chosen.name} ({chosen.size / 1e6:.1f} MB) is being imported in the "
+                "background, all or nothing; this page tells how it ended when you load it "
+                "again.",
+            )
+        return redirect("manage-batch", slug=batch.slug)
+    return render_batch_page(request, batch, problems=problems, upload_name=chosen.name, status=400)
+
+
+def _imported(summary: dict, filename: str) -> str:
+    return (
+        f"Imported {summary['items_created']} items from {filename} "
+        f"({summary['queries_created']} new queries, {summary['responses_created']} new "
+        "responses)."
+    )
 
 
 @staff_page(access.can_manage_batches)
