@@ -4,7 +4,9 @@ files refused whole (nothing replaced) on a missing, extra, repeated or wrong-di
 or a value that is not a finite number."""
 
 import io
+import time
 import tracemalloc
+import zipfile
 
 import numpy as np
 import pyarrow as pa
@@ -13,7 +15,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from core.models import AuditEvent
-from core.tabular import ImportRejected
+from core.tabular import ImportRejected, Problems
 from diversity.corpora.services import embedding_readers, embeddings
 from diversity.corpora.services.embeddings import import_embeddings
 from diversity.corpora.services.imports import import_corpus
@@ -90,6 +92,32 @@ def test_a_parquet_file_in_any_order_lands_on_the_rows_of_its_responses(corpus, 
     assert isinstance(stored, np.memmap) and stored.dtype == np.float32
     np.testing.assert_allclose(stored, unit(matrix), atol=1e-6)
     assert AuditEvent.objects.filter(action="corpus.embeddings").count() == 1
+
+
+@pytest.mark.parametrize("as_upload", [False, True], ids=["path", "file-object"])
+def test_a_big_first_row_group_has_its_first_row_measured_in_a_capped_process(
+    corpus, tmp_path, monkeypatch, as_upload
+):
+    from diversity.corpora.services import parquet_first_row
+
+    calls = []
+    real = parquet_first_row.first_length_in_a_bounded_process
+    monkeypatch.setattr(parquet_first_row, "IN_PROCESS_VALUES", 0)  # every file is "big"
+    monkeypatch.setattr(
+        parquet_first_row,
+        "first_length_in_a_bounded_process",
+        lambda handle: calls.append(handle) or real(handle),
+    )
+    ids = ids_of(corpus)
+    matrix = vectors(len(ids))
+    path = parquet_file(tmp_path / "emb.parquet", ids, matrix)
+    source = io.BytesIO(path.read_bytes()) if as_upload else path
+    if as_upload:
+        source.name = "emb.parquet"
+    corpus = import_embeddings(corpus, source)
+    assert calls, "the first row was not measured in the capped process"
+    assert corpus.has_embeddings and corpus.embedding_dimension == DIM
+    np.testing.assert_allclose(open_embeddings(corpus), unit(matrix), atol=1e-6)
 
 
 def test_an_npz_archive_of_another_dimension_is_stored_as_float16(corpus, tmp_path):
@@ -233,10 +261,20 @@ def test_wide_rows_are_read_a_few_megabytes_at_a_time(corpus, tmp_path):
     with open(tmp_path / "e.npy", "wb") as stream:
         np.lib.format.write_array_header_2_0(stream, header)
         stream.write(np.ones((10, 65_536), dtype=np.float32).tobytes())
-    problems = []
-    peak = peak_bytes(lambda: problems.extend(refused(corpus, tmp_path / "e.npy")))
-    assert problems == ["e.npy:11: embedding: the file ends before its last row"]
+    found = Problems("e.npy")
+
+    def read():  # the reader alone: the import refuses 8192 rows for 12 responses at once
+        with open(tmp_path / "e.npy", "rb") as handle:
+            for _ in embedding_readers.READERS["npy"](handle, found):
+                pass
+
+    peak = peak_bytes(lambda: pytest.raises(embedding_readers._Refused, read))
+    assert found.lines() == ["e.npy:11: embedding: the file ends before its last row"]
     assert peak < 200e6
+    assert refused(corpus, tmp_path / "e.npy") == [
+        "e.npy:13: embedding: the array has more rows than the corpus has responses (12): "
+        "8,192 rows by its header; nothing was read"
+    ]
 
 
 def test_chunks_are_sized_by_bytes(corpus, tmp_path, monkeypatch):
@@ -310,3 +348,33 @@ def test_the_command_lists_the_problems_and_exits_non_zero(corpus, tmp_path):
         call_command("import_embeddings", "pool", str(tmp_path / "bad.npy"), "--quiet")
     with pytest.raises(CommandError, match="corpus 'nope' does not exist"):
         call_command("import_embeddings", "nope", str(tmp_path / "bad.npy"))
+
+
+def test_an_archive_promising_far_more_rows_than_the_corpus_is_refused_from_its_header(
+    corpus, tmp_path
+):
+    # a header of 50 million rows over deflated zeros: refused before a row is unpacked
+    path = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, array in (
+            ("response_id", np.array(["x"] * 3, dtype="<U8")),
+            ("embedding", np.zeros((3, DIM), dtype=np.float32)),
+        ):
+            buffer = io.BytesIO()
+            np.lib.format.write_array_header_1_0(
+                buffer,
+                {
+                    "descr": array.dtype.str,
+                    "fortran_order": False,
+                    "shape": (50_000_000, *array.shape[1:]),
+                },
+            )
+            buffer.write(array.tobytes() + bytes(4 * 1024 * 1024))
+            archive.writestr(f"{name}.npy", buffer.getvalue())
+    started = time.monotonic()
+    problems = refused(corpus, path)
+    assert time.monotonic() - started < 5
+    assert problems == [
+        "bomb.npz:1025: embedding: the array has more rows than the corpus has responses "
+        "(12): 50,000,000 rows by its header; nothing was read"
+    ]

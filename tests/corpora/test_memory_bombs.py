@@ -3,7 +3,8 @@ memory of each refusal, measured in a fresh process, stays under 100 MB over wha
 process held before reading (README "Deployment", the size caps).
 
 * a Parquet file of under a kilobyte whose second row holds 150 million float32 zeros
-  (2.6 GB decoded), and one that hides a 30-million-value row behind 5,000 short rows;
+  (2.6 GB decoded), one that hides a 30-million-value row behind 5,000 short rows, and
+  one whose *first* row holds 150 million zeros ahead of 3,000 short rows;
 * a ~600-byte questionnaire whose anchors nest 8 deep with a fan-out of 10.
 """
 
@@ -23,10 +24,13 @@ pytestmark = pytest.mark.slow
 MAKE_PARQUET = """
 import sys
 import numpy as np, pyarrow as pa, pyarrow.parquet as pq
-path, huge, pad = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-offsets = np.array([0, 4] + [4] * pad + [4 + huge], dtype=np.int32)
-values = pa.array(np.zeros(4 + huge, dtype=np.float32))
-embedding = pa.ListArray.from_arrays(pa.array(offsets), values)
+path, huge, pad, first = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+if first:  # the huge row first, then short rows: the metadata's count allows it
+    offsets = np.array([0, huge] + [huge + 4 * (i + 1) for i in range(pad + 1)], dtype=np.int64)
+else:
+    offsets = np.array([0, 4] + [4] * pad + [4 + huge], dtype=np.int64)
+values = pa.array(np.zeros(int(offsets[-1]), dtype=np.float32))
+embedding = pa.LargeListArray.from_arrays(pa.array(offsets), values)
 ids = ["a"] + [f"pad{i}" for i in range(pad)] + ["b"]
 table = pa.table({"response_id": ids, "embedding": embedding})
 pq.write_table(table, path, compression="zstd", row_group_size=10**7)
@@ -84,15 +88,18 @@ def _refusal(what: str, path: Path) -> dict:
 
 
 @pytest.mark.parametrize(
-    "huge, pad, reason",
+    "huge, pad, first, reason",
     [
-        (150_000_000, 0, "more than 65,536 per row"),
-        (30_000_000, 5_000, "longer than the first row's 4 values"),
+        (150_000_000, 0, False, "more than 65,536 per row"),
+        (30_000_000, 5_000, False, "longer than the first row's 4 values"),
+        # 3,001 rows may hold 196 M values by the metadata: the first row's 150 M are
+        # found too long by a memory-capped process (parquet_first_row)
+        (150_000_000, 3_000, True, "cannot be read within 256 MB"),
     ],
 )
-def test_a_parquet_bomb_is_refused_from_its_metadata(tmp_path, huge, pad, reason):
+def test_a_parquet_bomb_is_refused_from_its_metadata(tmp_path, huge, pad, first, reason):
     bomb = tmp_path / "bomb.parquet"
-    _python(MAKE_PARQUET, str(bomb), str(huge), str(pad))
+    _python(MAKE_PARQUET, str(bomb), str(huge), str(pad), "1" if first else "0")
     assert bomb.stat().st_size < 64 * 1024
     measured = _refusal("parquet", bomb)
     assert measured["problems"] and reason in measured["problems"][0]

@@ -12,11 +12,15 @@ from typing import IO
 import numpy as np
 
 from core.tabular import ImportRejected, Problems
+from diversity.corpora.services import parquet_first_row
 
 EMBEDDING_FORMATS = {".parquet": "parquet", ".npz": "npz", ".npy": "npy"}
 READ_CHUNK_ROWS = 8192
 READ_CHUNK_BYTES = 64 * 1024 * 1024
 MAX_DIMENSION = 65_536
+# An .npz may hold up to twice the corpus's rows plus this many before it is refused from
+# its header (below that, each extra or repeated id is named).
+NPZ_EXTRA_ROWS_READ = 1_000
 
 
 def embedding_format(filename: str) -> str:
@@ -107,9 +111,24 @@ def _check_float_matrix(shape, dtype, member: str, problems: Problems) -> int:
     return int(shape[1])
 
 
-def _read_npy(handle: IO, problems: Problems) -> Iterator[_Chunk]:
+def _check_rows(shape, most_rows: int | None, problems: Problems, responses: int) -> None:
+    """Refuse an array whose header promises more than ``most_rows`` rows, before a row is
+    read: a compressed archive may unpack gigabytes of rows that could only be refused at
+    the end (a bound in time, not only in memory)."""
+    if most_rows is not None and shape[0] > most_rows:
+        problems.add(
+            most_rows + 1,
+            "embedding",
+            f"the array has more rows than the corpus has responses ({responses:,}): "
+            f"{shape[0]:,} rows by its header; nothing was read",
+        )
+        raise _Refused
+
+
+def _read_npy(handle: IO, problems: Problems, most_rows: int | None = None) -> Iterator[_Chunk]:
     shape, dtype = _npy_header(handle, problems.name, "embedding", problems)
     width = _check_float_matrix(shape, dtype, "embedding", problems)
+    _check_rows(shape, most_rows, problems, most_rows)
     rows = _chunk_rows(width * 8)
     done = 0
     while done < shape[0]:
@@ -121,7 +140,7 @@ def _read_npy(handle: IO, problems: Problems) -> Iterator[_Chunk]:
         done += block.shape[0]
 
 
-def _read_npz(handle: IO, problems: Problems) -> Iterator[_Chunk]:
+def _read_npz(handle: IO, problems: Problems, most_rows: int | None = None) -> Iterator[_Chunk]:
     try:
         archive = zipfile.ZipFile(handle)
     except zipfile.BadZipFile as error:
@@ -138,6 +157,10 @@ def _read_npz(handle: IO, problems: Problems) -> Iterator[_Chunk]:
             id_shape, id_dtype = _npy_header(ids_stream, problems.name, "response_id", problems)
             shape, dtype = _npy_header(data, problems.name, "embedding", problems)
             width = _check_float_matrix(shape, dtype, "embedding", problems)
+            # a few extra rows are read, to name each extra or repeated id; far more than
+            # the corpus holds are refused from the header
+            slack = None if most_rows is None else 2 * most_rows + NPZ_EXTRA_ROWS_READ
+            _check_rows(shape, slack, problems, most_rows)
             if len(id_shape) != 1 or id_dtype.kind not in "USiu":
                 problems.add(
                     1, "response_id", f"must be a 1-dimensional array of strings, not {id_dtype}"
@@ -165,7 +188,9 @@ def _read_npz(handle: IO, problems: Problems) -> Iterator[_Chunk]:
                 done += count
 
 
-def _read_parquet(handle: IO, problems: Problems) -> Iterator[_Chunk]:
+def _read_parquet(handle: IO, problems: Problems, most_rows: int | None = None) -> Iterator[_Chunk]:
+    """``most_rows`` is not used: a Parquet file's rows are bounded by its metadata, and
+    each extra or repeated row is reported by its id."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -195,7 +220,7 @@ def _read_parquet(handle: IO, problems: Problems) -> Iterator[_Chunk]:
     if pa.types.is_fixed_size_list(vector_type):
         width, first_row = vector_type.list_size, 1
     else:
-        width, first_row = _first_length(parquet, pc)
+        width, first_row = _first_length_within_bounds(parquet, handle, pc, problems)
     if width is not None and not 1 <= width <= MAX_DIMENSION:
         message = f"has {width} values" if width < 1 else _too_wide(width)
         problems.add(first_row, "embedding", message)
@@ -227,15 +252,10 @@ def _check_values_per_row(parquet, width: int, problems: Problems) -> None:
     one): such a group has a row longer than ``width``, and decoding it would take memory
     in proportion to that row, not to the file's size."""
     metadata = parquet.metadata
-    leaves = [
-        index
-        for index in range(metadata.num_columns)
-        if metadata.schema.column(index).path.split(".")[0] == "embedding"
-    ]
     row = 1
     for group_index in range(metadata.num_row_groups):
         group = metadata.row_group(group_index)
-        values = max(group.column(index).num_values for index in leaves)
+        values = _embedding_values(metadata, group_index)
         if values > group.num_rows * max(width, 1):
             last = row + group.num_rows - 1
             problems.add(
@@ -258,6 +278,36 @@ def _list_lengths(vectors, pc) -> np.ndarray:
     """Each row's number of values; -1 for a missing (null) row."""
     lengths = pc.list_value_length(vectors).to_numpy(zero_copy_only=False)
     return np.where(np.isnan(lengths.astype(float)), -1, lengths).astype(np.int64)
+
+
+def _first_length_within_bounds(parquet, handle: IO, pc, problems: Problems):
+    """The first row's length, decoded here when the first row group is small, else in a
+    memory-capped process (``parquet_first_row``: the first row may be huge)."""
+    if parquet.metadata.num_row_groups == 0 or (
+        _embedding_values(parquet.metadata, 0) <= parquet_first_row.IN_PROCESS_VALUES
+    ):
+        return _first_length(parquet, pc)
+    try:
+        return parquet_first_row.first_length_in_a_bounded_process(handle)
+    except parquet_first_row.FirstRowTooLong as refused:
+        bound = parquet_first_row.PROBE_MEMORY_BYTES // 2**20
+        problems.add(
+            refused.row,
+            "embedding",
+            f"the first rows cannot be read within {bound} MB (a row is far longer than "
+            f"{MAX_DIMENSION:,} values, the most that are read); nothing was read",
+        )
+        raise _Refused from refused
+
+
+def _embedding_values(metadata, group_index: int) -> int:
+    """How many embedding values row group ``group_index`` holds (from the metadata)."""
+    group = metadata.row_group(group_index)
+    return max(
+        group.column(index).num_values
+        for index in range(metadata.num_columns)
+        if metadata.schema.column(index).path.split(".")[0] == "embedding"
+    )
 
 
 def _first_length(parquet, pc) -> tuple[int | None, int]:

@@ -262,7 +262,7 @@ def import_embeddings(
         handle.seek(start)
         row_index_of = None if fmt == "npy" else _row_index_of(corpus)
         try:
-            for chunk in READERS[fmt](handle, problems):
+            for chunk in READERS[fmt](handle, problems, most_rows=corpus.n_responses):
                 writer.add(chunk, row_index_of)
                 if progress is not None:
                     progress(chunk.first_row, corpus.n_responses, "reading embeddings")
