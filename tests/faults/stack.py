@@ -234,12 +234,14 @@ def http_get(port: int, path: str, timeout: float = 5, headers: dict | None = No
         conn.close()
 
 
-def gunicorn(environment: dict, log_path: Path, workers: int = 3) -> tuple[Process, int]:
+def gunicorn(
+    environment: dict, log_path: Path, workers: int = 3, app: str = "config.wsgi"
+) -> tuple[Process, int]:
     """gunicorn as the compose file's ``web`` runs it (deploy/gunicorn.conf.py)."""
     port = free_port()
     command = [
         str(Path(sys.executable).with_name("gunicorn")), "-c", "deploy/gunicorn.conf.py",
-        "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+        app, "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
         "--no-control-socket", "--access-logfile", "/dev/null",
     ]  # fmt: skip
     server = Process(command, environment, log_path).start()

@@ -11,6 +11,8 @@ are refused quickly with 503 and none stays pending.
 
 import json
 import multiprocessing
+import os
+import signal
 import time
 import urllib.error
 import urllib.parse
@@ -43,6 +45,9 @@ N_CLIENTS = 3
 # pooled connection first (DATABASE_POOL_TIMEOUT, 3 s), then answers 503.
 OUTAGE_ANSWER_S = 30
 N_ANNOTATORS = 24
+# How long a page or API answer may take while Redis hangs: its connect and answer
+# timeouts (0.3 s, 0.5 s) at most twice, then the breaker keeps it out of the way.
+HUNG_REDIS_ANSWER_S = 1.5
 
 
 def _counted(batch) -> tuple[int, bool]:
@@ -233,3 +238,64 @@ def test_crowd_and_jobs_survive_a_redis_outage(stack_db, tmp_path):
     assert http_get(fault_stack.proxy_port, "/readyz")[0] == 200
     assert crowd.check_guarantees()["counted"] == N_ITEMS * PER_ITEM
     assert job.result["rows"] == N_ITEMS * PER_ITEM
+
+
+def _timed_get(port: int, path: str, headers: dict | None = None):
+    started = time.monotonic()
+    status, answer_headers, body = http_get(port, path, timeout=30, headers=headers)
+    return status, answer_headers, body, time.monotonic() - started
+
+
+def test_crowd_and_pages_keep_going_while_redis_hangs(stack_db, tmp_path):
+    """Redis frozen (SIGSTOP: it accepts connections and answers nothing) for a while
+    in the middle of a crowd run, through nginx and gunicorn: pages and the API answer
+    within about a second, jobs are refused quickly, nothing acknowledged is lost."""
+    fault_stack = stack_db
+    token = _researcher_token()
+
+    def freeze_redis():
+        os.kill(fault_stack.redis.process.pid, signal.SIGSTOP)
+        frozen_at = time.monotonic()
+        try:
+            answers = {
+                "healthz": _timed_get(fault_stack.proxy_port, "/healthz"),
+                "entry": _timed_get(fault_stack.proxy_port, "/work/fault-freeze/?worker=newcomer"),
+                "api": _timed_get(
+                    fault_stack.proxy_port,
+                    "/api/v1/batches/fault-freeze/progress",
+                    headers={"Authorization": f"Token {token}"},
+                ),
+            }
+            answers["export"] = _post(
+                f"{fault_stack.url}/api/v1/batches/fault-freeze/export-jobs",
+                token,
+                {"layout": "long", "format": "csv"},
+            )
+            time.sleep(max(0.0, 8 - (time.monotonic() - frozen_at)))  # the crowd runs on
+        finally:
+            os.kill(fault_stack.redis.process.pid, signal.SIGCONT)
+        return answers
+
+    crowd = _play(fault_stack, tmp_path, "fault-freeze", freeze_redis)
+    [answers] = crowd.observed
+    times = {name: round(answer[-1], 2) for name, answer in answers.items()}
+    print(f"\n[faults] answer times (s) with Redis hung: {times}")
+    slow = {
+        name: round(answer[-1], 2)
+        for name, answer in answers.items()
+        if answer[-1] > HUNG_REDIS_ANSWER_S
+    }
+    assert not slow, f"answers slower than {HUNG_REDIS_ANSWER_S} s with Redis hung: {slow}"
+    assert answers["healthz"][0] == 200
+    assert answers["entry"][0] == 200, answers["entry"][2][:500]
+    assert answers["api"][0] == 200
+    status, headers, body, _ = answers["export"]
+    assert status == 503 and headers["Retry-After"] == "30", (status, body)
+    assert not Job.objects.filter(state="pending").exists()
+    summary = crowd.check_guarantees()
+    assert summary["counted"] == N_ITEMS * PER_ITEM
+    # Redis answers again: so does everything that needs it
+    deadline = time.monotonic() + 30
+    while http_get(fault_stack.proxy_port, "/readyz")[0] != 200:
+        assert time.monotonic() < deadline, "not ready again after Redis came back"
+        time.sleep(0.5)
