@@ -5,7 +5,10 @@ The API renders them through ``core.api.errors.exception_handler``; pages and co
 
 
 class ServiceError(Exception):
-    """Base class; ``str(error)`` is a message the user can act on."""
+    """Base class; ``str(error)`` is a message the user can act on. ``code``, where set, is
+    a stable word a client can act on without reading the message (the API's ``code``)."""
+
+    code = ""
 
 
 class InvalidInput(ServiceError):
@@ -24,13 +27,19 @@ class NotFound(ServiceError):
 class Conflict(ServiceError):
     """The request contradicts what is already stored."""
 
+    def __init__(self, message: str, *, code: str = ""):
+        super().__init__(message)
+        self.code = code
+
 
 class Unavailable(ServiceError):
     """The thing exists but does not serve this request in its current state."""
 
-    def __init__(self, state: str, message: str):
+    def __init__(self, state: str, message: str, *, retry_after: int | None = None):
         super().__init__(message)
         self.state = state
+        # a state that passes (a paused batch): when to ask again (``Retry-After``)
+        self.retry_after = retry_after
 
 
 class TooLarge(ServiceError):

@@ -32,6 +32,9 @@ MAX_DURATION_MS = 2**31 - 1
 TAKEN_OVER = gettext_lazy(
     "This study was opened in another browser, which goes on with it; please continue there."
 )
+# the API's ``code`` of a 409 (docs/API.md): a client acts on it without reading the text
+ALREADY_ANSWERED = "already_answered"  # a different answer to an item answered before
+TAKEN_OVER_CODE = "taken_over"
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,8 @@ def submit_label(
                     + gettext(
                         "this assignment was already labelled %(value)s; a label cannot be changed"
                     )
-                    % {"value": shown}
+                    % {"value": shown},
+                    code=ALREADY_ANSWERED,
                 )
             return SubmitOutcome(earlier.status, False, earlier)
         check_passed, too_fast, straightlined = None, False, False
@@ -151,7 +155,7 @@ def submit_label(
                 if assignment.state == AssignmentState.OPEN:
                     # taking over released every lease the old browser held: an open
                     # one was handed to the browser that now holds the participation
-                    raise Conflict("assignment: " + str(TAKEN_OVER))
+                    raise Conflict("assignment: " + str(TAKEN_OVER), code=TAKEN_OVER_CODE)
                 status = LabelStatus.SURPLUS
             else:
                 excluded = participant == Participation.Status.EXCLUDED

@@ -222,6 +222,9 @@ WORK_STATE_COLUMNS = (
 )
 
 
+# how often a participant's page asks again while the batch is paused
+PAUSED_RETRY_AFTER_SECONDS = 15
+
 # what the participant's page says when the batch hands out no work (the entry page's words)
 NOT_LIVE = {
     BatchState.DRAFT: gettext_lazy("This study has not started yet."),
@@ -253,7 +256,12 @@ def lease_next_item(
     """
     now = now or timezone.now()
     if batch.state != BatchState.LIVE:
-        raise Unavailable(batch.state, str(NOT_LIVE.get(batch.state, NOT_LIVE[BatchState.CLOSED])))
+        raise Unavailable(
+            batch.state,
+            str(NOT_LIVE.get(batch.state, NOT_LIVE[BatchState.CLOSED])),
+            # a pause passes: the rating page asks again by itself and carries on
+            retry_after=PAUSED_RETRY_AFTER_SECONDS if batch.state == BatchState.PAUSED else None,
+        )
     if state is None:
         state = read_work_state(participation, now)
     admission.require_ready(

@@ -46,6 +46,7 @@ from annotation.services import batches as batch_services
 from annotation.services.import_jobs import start_import_job
 from annotation.services.importing import import_items
 from annotation.services.invitations import invitation_table, new_invitations
+from annotation.setting_rules import MAX_COMMENT_CHARS
 from core import csv_files, extensions
 from core.access import staff_page
 from core.audit import Actor, event_payload, history, record
@@ -300,6 +301,7 @@ def batch_preview(request: HttpRequest, slug: str) -> HttpResponse:
         "kind": batch.task_kind,
         "options": batch.task_kind.options(batch),
         "widget": batch.task_kind.widget_config(batch),
+        "max_comment_chars": MAX_COMMENT_CHARS,
         "instructions_html": render_markdown(batch.instructions),
         "item": item,
         "item_query": item.query,

@@ -31,6 +31,7 @@ from annotation.services.admission import (
 from annotation.services.entry import Page, enter, take_over
 from annotation.services.invitations import invitee_of
 from annotation.services.questionnaire import record_answers
+from annotation.setting_rules import MAX_COMMENT_CHARS
 from core.errors import InvalidInput
 from core.http.client import client_address
 
@@ -431,6 +432,7 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
             "kind": batch.task_kind,
             "options": batch.task_kind.options(batch, texts.scale_labels),
             "widget": batch.task_kind.widget_config(batch),
+            "max_comment_chars": MAX_COMMENT_CHARS,
             "instructions_html": render_markdown(texts.instructions),
             "platform": participation.annotator.platform,
         },

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from core.errors import InvalidInput, ServiceError
+from core.errors import InvalidInput, ServiceError, Unavailable
 from core.http.errors import database_unavailable, is_database_outage, status_of
 
 
@@ -17,6 +17,10 @@ def exception_handler(exc, context):
         body = {"detail": str(exc)}
         if isinstance(exc, InvalidInput):
             body["field"] = exc.field
+        if exc.code:
+            body["code"] = exc.code
+        if isinstance(exc, Unavailable):
+            body["state"] = exc.state
         if getattr(exc, "problems", None):  # an import's FILE:LINE: field: message list
             body["problems"] = list(exc.problems)
         response = Response(body, status=status_of(exc))

@@ -30,8 +30,8 @@ class JobHeartbeat:
         self.job_id = job_id
         self.interval = settings.JOB_HEARTBEAT_SECONDS if interval is None else interval
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"job-heartbeat-{job_id}")
-        self._thread.daemon = True
+        # (group, target, name) by position
+        self._thread = threading.Thread(None, self._beat, f"job-heartbeat-{job_id}", daemon=True)
 
     def __enter__(self) -> "JobHeartbeat":
         self._thread.start()

@@ -42,6 +42,16 @@
   const answerProblem = el("answer-problem"); // what is wrong with the typed answer
   const keysHelp = el("keys-help"); // the key help dialog
   const content = window.WorkerContent;
+  // "I can't judge this one" and the comment box, where the batch offers them
+  const extras = window.AnswerExtras || {
+    init() {},
+    passKey: null,
+    passChosen: () => false,
+    togglePass() {},
+    clearPass() {},
+    comment: () => "",
+    reset() {},
+  };
 
   let current = null; // {assignment, item, shownAt}
   let busy = false; // a request is in flight: ignore further submits
@@ -114,7 +124,7 @@
             }),
           };
         }
-        return { status: response.status, data: data };
+        return { status: response.status, data: data, retryAfter: retryAfterMs(response) };
       }
       const asked = response ? retryAfterMs(response) : null;
       if (asked !== null) {
@@ -203,6 +213,7 @@
     prepareItem(item);
     radios.forEach((radio) => (radio.checked = false));
     if (textInput) textInput.value = "";
+    extras.reset();
     updateSelection();
     el("rating").hidden = false;
     el("done").hidden = true;
@@ -231,7 +242,9 @@
     const root = document.documentElement;
     const header = el("task-header");
     root.style.scrollPaddingTop = (header ? header.offsetHeight : 0) + 8 + "px";
-    root.style.scrollPaddingBottom = (el("rating").hidden ? 0 : form.offsetHeight) + 8 + "px";
+    // (a bar that rests at the end of the item, as a pair's on a phone, hides nothing)
+    const sticky = !el("rating").hidden && getComputedStyle(form).position === "sticky";
+    root.style.scrollPaddingBottom = (sticky ? form.offsetHeight : 0) + 8 + "px";
     // the link past the first of two texts, only where that text is longer than most of
     // a screen (measured on the text, which the link does not change)
     document.querySelectorAll("#item .skip-to").forEach((link) => {
@@ -299,6 +312,10 @@
     submitButton.disabled = true;
     const answer = await postWithRetry(config.nextUrl, {}, "loading");
     busy = false;
+    if (answer.status === 403 && answer.data.state === "paused") {
+      waitWhilePaused(answer);
+      return;
+    }
     if (answer.status !== 200) {
       el("rating").hidden = true;
       showStatus(
@@ -307,7 +324,8 @@
       );
       return;
     }
-    if (statusKind !== "error") showStatus("");
+    if ((statusKind !== "error" && statusKind !== "notice") || pauseShown) showStatus("");
+    pauseShown = false;
     setProgress(answer.data.progress);
     if (answer.data.assignment) renderItem(answer.data);
     else if (answer.data.reason === "wait" || answer.data.reason === "busy") waitAndRetry(answer.data);
@@ -345,6 +363,27 @@
         { seconds: number(seconds) }
       ),
       "info"
+    );
+    setTimeout(loadNext, seconds * 1000);
+  }
+
+  // The researchers paused the study: nothing is wrong on the worker's side, and the
+  // page carries on by itself as soon as the study is resumed.
+  let pauseShown = false; // the status says the study is paused (cleared when it resumes)
+  function waitWhilePaused(answer) {
+    pauseShown = true;
+    current = null;
+    stopHeartbeat();
+    el("rating").hidden = true;
+    const seconds = Math.round((answer.retryAfter || 15000) / 1000);
+    showStatus(
+      fill(
+        gettext(
+          "The researchers have paused this study for a moment. This page carries on by itself when it is resumed; checking again in %(seconds)s s — please keep this page open."
+        ),
+        { seconds: number(seconds) }
+      ),
+      "notice"
     );
     setTimeout(loadNext, seconds * 1000);
   }
@@ -458,26 +497,35 @@
 
   function updateSelection() {
     if (textInput) showAnswerProblem(textProblem(textInput.value.trim()));
-    if ((statusKind === "error" || statusKind === "hint") && selectedValue() !== null) {
+    const answered = selectedValue() !== null || extras.passChosen();
+    if ((statusKind === "error" || statusKind === "hint" || statusKind === "notice") && answered) {
       showStatus("");
     }
     form.querySelectorAll(".choice").forEach((label) => {
       label.classList.toggle("selected", label.querySelector("input").checked);
     });
-    submitButton.disabled = busy || selectedValue() === null;
+    submitButton.disabled = busy || !answered;
   }
 
   async function sendLabel(pending) {
     const url = config.labelUrl.replace("ASSIGNMENT", encodeURIComponent(pending.assignment));
-    const answer = await postWithRetry(
-      url,
-      { value: pending.value, duration_ms: pending.duration_ms },
-      "saving"
-    );
+    const body = pending.cant_judge
+      ? { cant_judge: true, duration_ms: pending.duration_ms }
+      : { value: pending.value, duration_ms: pending.duration_ms };
+    if (pending.comment) body.comment = pending.comment;
+    const answer = await postWithRetry(url, body, "saving");
     // 200/201: stored. 404: the assignment is not ours (stale storage). 409/400: a
     // resend cannot succeed. In every case the pending copy has done its job.
     localStorage.removeItem(PENDING_KEY);
-    if (answer.status === 409 || answer.status === 400) {
+    if (answer.status === 409 && answer.data.code === "already_answered") {
+      // the same item was answered before, in another tab or window: that answer stands
+      showStatus(
+        gettext(
+          "You had already answered this item (in another tab or window); that answer is kept. Here is the next one."
+        ),
+        "notice"
+      );
+    } else if (answer.status === 409 || answer.status === 400) {
       showStatus(detailOf(answer.data) || gettext("Your answer was not accepted."), "error");
     } else if (answer.status === 200 || answer.status === 201) {
       showSaved();
@@ -525,22 +573,26 @@
 
   async function submitCurrent() {
     if (busy || !current) return;
-    const value = selectedValue();
-    if (value === null) {
+    const passed = extras.passChosen();
+    const value = passed ? null : selectedValue();
+    if (value === null && !passed) {
       showNothingChosen();
       return;
     }
     if (config.preview) {
-      pretendSubmit(value);
+      pretendSubmit(passed ? gettext("“I can't judge this one”") : value);
       return;
     }
     busy = true;
     submitButton.disabled = true;
     const pending = {
       assignment: current.assignment,
-      value: value,
       duration_ms: Math.round(performance.now() - current.shownAt),
     };
+    if (passed) pending.cant_judge = true;
+    else pending.value = value;
+    const comment = extras.comment();
+    if (comment) pending.comment = comment;
     localStorage.setItem(PENDING_KEY, JSON.stringify(pending));
     current = null;
     await sendLabel(pending);
@@ -548,7 +600,15 @@
     await loadNext();
   }
 
-  form.addEventListener("change", updateSelection);
+  form.addEventListener("change", (event) => {
+    if (event.target && event.target.name === "value") extras.clearPass();
+    updateSelection();
+  });
+  // the pass clears the chosen option (and the typed answer's claim to be sent)
+  extras.init(() => {
+    if (extras.passChosen()) radios.forEach((radio) => (radio.checked = false));
+    updateSelection();
+  });
   form.addEventListener("input", updateSelection);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -566,6 +626,7 @@
   }
 
   function choose(radio) {
+    extras.clearPass();
     radio.checked = true;
     updateSelection();
     // The focus follows the choice: Enter then submits, whatever had the focus before
@@ -603,6 +664,9 @@
     if (event.key === "?" && !typing) {
       event.preventDefault();
       openKeysHelp();
+    } else if (!typing && extras.passKey && event.key === extras.passKey) {
+      event.preventDefault();
+      extras.togglePass();
     } else if (!typing && /^[1-9]$/.test(event.key)) {
       const radio = radios.find((r) => r.dataset.key === event.key);
       if (radio) {
@@ -613,8 +677,9 @@
       if (target && (target.tagName === "TEXTAREA" || target.isContentEditable)) return;
       // Enter on a link, a toggle or another button keeps its own meaning; anywhere else
       // (the page, a choice, a code block, the answer field) it submits.
+      // The pass ("I can't judge this one") is chosen like an option: Enter sends it.
       const own = target && target.closest && target.closest("a[href], summary, button");
-      if (own && own !== submitButton) return;
+      if (own && own !== submitButton && !own.matches("#cant-judge")) return;
       event.preventDefault();
       if (!event.repeat) submitCurrent();
     }

@@ -125,7 +125,7 @@ def test_a_browser_that_was_taken_over_stops_and_its_late_answer_never_counts():
         content_type="application/json",
         HTTP_X_CSRFTOKEN=first.cookies["csrftoken"].value,
     )
-    assert stolen.status_code == 409
+    assert stolen.status_code == 409 and stolen.json()["code"] == "taken_over"
     # the second browser goes on, and its answer counts
     answer = second.post(
         f"/api/v1/assignments/{taken['assignment']}/label",

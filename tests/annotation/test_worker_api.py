@@ -91,6 +91,8 @@ def test_label_status_codes():
     assert label(client, assignment, 2).json() == {"status": "counted"}
     conflict = label(client, assignment, 3)
     assert conflict.status_code == 409 and "detail" in conflict.json()
+    # a stable word a client acts on (the detail is in the participant's language)
+    assert conflict.json()["code"] == "already_answered"
     assert Label.objects.count() == 1
 
 
@@ -139,6 +141,12 @@ def test_non_live_batches_answer_403_pages_and_api():
     response = next_item(client, live)
     assert response.status_code == 403
     assert "paused" in response.json()["detail"]
+    # a pause passes: the answer says so and when to ask again (the page carries on)
+    assert response.json()["state"] == "paused" and response["Retry-After"] == "15"
+    change_state(live, "closed")
+    closed = next_item(client, live)
+    assert closed.status_code == 403 and closed.json()["state"] == "closed"
+    assert "Retry-After" not in closed
 
 
 @pytest.mark.parametrize(
