@@ -299,6 +299,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # no deep links: Swagger UI puts each operation's link inside its toggle button
+    # (axe: nested-interactive); the page is for reading and trying the API
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     "SERVE_INCLUDE_SCHEMA": False,
     # staff with a role only: a login without a role reads no part of the API
     "SERVE_PERMISSIONS": ["core.access.HasStaffRole"],

@@ -1,7 +1,7 @@
 """The staff pages through axe-core at a desktop (1280×900) and a phone (390×844) size:
 login, batch list, new batch, the batch page with a rejected upload and after an
-accepted one, annotators, edit, history, the crowd platform's review and the analysis
-report. Every violation of any impact
+accepted one, annotators, edit, history, the crowd platform's review, the analysis
+report and the API documentation (closed and with operations opened). Every violation of any impact
 fails. The pages' layout checks ride along: nothing wider than the phone screen, the
 rejected upload's message first on the page and focused, the annotators' action column
 visible at 1280 px.
@@ -152,6 +152,19 @@ def test_staff_pages_have_no_axe_violations(
             "() => Array.from(document.images).every((img) => img.complete && img.naturalWidth)"
         )
         check(page, artifacts, "report", viewport)
+
+        # the API documentation (Swagger UI, made accessible by static/api_docs.*): as it
+        # opens, and with a GET and a POST operation and the schemas opened
+        label = "phone" if viewport is PHONE else "desktop"
+        page.goto(f"{base}/api/docs/")
+        page.wait_for_selector(".opblock")
+        assert_no_axe_violations(page, name=f"api-docs ({label})")
+        page.locator(".opblock-get .opblock-summary-control").first.click()
+        page.locator(".opblock-post .opblock-summary-control").first.click()
+        page.locator("section.models h4").click()
+        expect(page.locator(".opblock-body")).to_have_count(2)
+        expect(page.locator(".highlight-code").first).to_be_visible()
+        assert_no_axe_violations(page, name=f"api-docs opened ({label})")
     finally:
         context.close()
     assert script_errors == []
