@@ -171,3 +171,60 @@ def test_long_consent_opens_at_the_top_on_a_phone(browser, live_server):
         expect(page.get_by_role("heading", name=batch.title)).to_be_in_viewport()
     finally:
         context.close()
+
+
+def _is_dark(page: Page) -> bool:
+    """Whether the page's background is dark (relative luminance under 0.2)."""
+    return page.evaluate(
+        """() => {
+            const [r, g, b] = getComputedStyle(document.documentElement).backgroundColor
+                .match(/\\d+/g).slice(0, 3).map((v) => Number(v) / 255)
+                .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+            return 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.2;
+        }"""
+    )
+
+
+@pytest.mark.parametrize("kind", ["pairwise", "short_text"])
+def test_the_worker_pages_in_dark_mode_with_reduced_motion(browser, live_server, artifacts, kind):
+    """A participant whose system is dark and asks for less motion: the same pages, dark,
+    axe-clean (contrast included), and no fading "Saved" cue."""
+    context = browser.new_context(viewport=WIDE, color_scheme="dark", reduced_motion="reduce")
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    try:
+        batch = make_nasty_study(kind, slug=f"dark-{kind.replace('_', '-')}", combined=True)
+        batch.consent_text = CONSENT
+        batch.allow_cant_judge = True
+        batch.comment_box = "optional"
+        batch.save()
+        page.goto(f"{live_server.url}/work/{batch.slug}/?{PROLIFIC.format('night-' + kind)}")
+        assert _is_dark(page)
+        check(page, artifacts, f"dark-entry-{kind}")
+        page.locator("#start").click()
+        expect(page.locator("#rating")).to_be_visible()
+        assert _is_dark(page)
+        page.locator("#instructions summary").click()
+        if kind == "short_text":
+            page.locator("#answer").fill("teal")
+        else:
+            page.keyboard.press("2")
+        check(page, artifacts, f"dark-rating-{kind}", full_page=False)
+        if kind == "short_text":  # in the answer field 0 is text: a click
+            page.locator("#cant-judge").click()
+        else:
+            page.keyboard.press("0")
+        expect(page.locator("#cant-judge")).to_have_attribute("aria-pressed", "true")
+        check(page, artifacts, f"dark-rating-{kind}-pass", full_page=False)
+        page.locator("#keys-button").click()
+        check(page, artifacts, f"dark-rating-{kind}-keys", full_page=False)
+        page.keyboard.press("Escape")
+        page.locator("#submit").click()
+        expect(page.locator("#done")).to_be_visible()
+        animation = page.evaluate(
+            "() => getComputedStyle(document.getElementById('saved')).animationName"
+        )
+        assert animation == "none"
+        check(page, artifacts, f"dark-done-{kind}")
+    finally:
+        context.close()
