@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.views import staff_pages, worker
+from annotation.views import item_review, staff_pages, worker
 
 urlpatterns = [
     path("work/<slug:slug>/", worker.entry, name="work-entry"),
@@ -23,6 +23,9 @@ urlpatterns = [
         staff_pages.annotators_exclude_group,
         name="manage-annotators-exclude-group",
     ),
+    path("manage/<slug:slug>/item", item_review.item_lookup, name="manage-item-lookup"),
+    # item ids are the researchers' own: any character but a slash's meaning is kept
+    path("manage/<slug:slug>/item/<path:item_id>", item_review.item_detail, name="manage-item"),
     path("manage/<slug:slug>/history", staff_pages.batch_history, name="manage-batch-history"),
     path(
         "manage/<slug:slug>/invitations",

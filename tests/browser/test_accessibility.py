@@ -1,7 +1,8 @@
 """The staff pages through axe-core at a desktop (1280×900) and a phone (390×844) size:
 login, batch list, new batch, the batch page with a rejected upload and after an
-accepted one, annotators, edit, history, the crowd platform's review, the analysis
-report and the API documentation (closed and with operations opened). Every violation of any impact
+accepted one, annotators, one item's labels, edit, history, the crowd platform's review,
+the analysis report and the API documentation (closed and with operations opened). Every
+violation of any impact
 fails. The pages' layout checks ride along: nothing wider than the phone screen, the
 rejected upload's message first on the page and focused, the annotators' action column
 visible at 1280 px.
@@ -138,6 +139,13 @@ def test_staff_pages_have_no_axe_violations(
             assert box and box["x"] + box["width"] <= WIDE["width"], box
             expect(action).to_be_in_viewport()
         check(page, artifacts, "annotators", viewport)
+
+        # one item's labels, reached from the annotators page's look-up
+        reviewed = Item.objects.filter(batch__slug=SLUG, labels__isnull=False).first()
+        page.get_by_label("Item id").fill(reviewed.item_id)
+        page.get_by_role("button", name="Show its labels").click()
+        expect(page.locator("table.item-labels tbody tr").first).to_be_visible()
+        check(page, artifacts, "item-review", viewport)
 
         page.goto(f"{base}/manage/{SLUG}/edit")
         check(page, artifacts, "edit", viewport)
