@@ -32,7 +32,6 @@
 
   const config = JSON.parse(document.getElementById("worker-config").textContent);
   const PENDING_KEY = "pending-label:" + config.nextUrl;
-  const RETRY_DELAYS_MS = [1000, 2000, 4000, 8000, 15000];
 
   const el = (id) => document.getElementById(id);
   const form = el("choice-form");
@@ -57,11 +56,6 @@
   let busy = false; // a request is in flight: ignore further submits
   let statusKind = ""; // kind of the message shown; an error stays until the next choice
 
-  function csrfToken() {
-    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-
   function showStatus(message, kind) {
     const status = el("status");
     statusKind = message ? kind || "info" : "";
@@ -82,87 +76,10 @@
     return detail.replace(/^[a-z_]+: /, "");
   }
 
-  function sleep(ms) {
-    return new Promise((resolve) => setTimeout(resolve, ms));
-  }
-
-  // How long the server asks us to wait (Retry-After: seconds or an HTTP date), in ms,
-  // within [1 s, RETRY_AFTER_MAX_MS]; null when it does not say.
-  const RETRY_AFTER_MAX_MS = 120000;
-  function retryAfterMs(response) {
-    const header = (response.headers.get("Retry-After") || "").trim();
-    if (!header) return null;
-    let ms = /^\d+$/.test(header) ? parseInt(header, 10) * 1000 : Date.parse(header) - Date.now();
-    if (Number.isNaN(ms)) return null;
-    return Math.min(RETRY_AFTER_MAX_MS, Math.max(1000, ms));
-  }
-
-  // POST JSON. Network errors, 5xx and 429 are retried forever, and shown: after the time
-  // the server asks for (Retry-After), else with back-off. Any other answer is returned.
-  async function postWithRetry(url, body, what) {
-    for (let attempt = 0; ; attempt++) {
-      let response = null;
-      try {
-        response = await fetch(url, {
-          method: "POST",
-          credentials: "same-origin",
-          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-          body: JSON.stringify(body || {}),
-        });
-      } catch (networkError) {
-        response = null;
-      }
-      if (response && response.status < 500 && response.status !== 429) {
-        if (attempt > 0) showStatus("");
-        let data = {};
-        try {
-          data = await response.json();
-        } catch (notJson) {
-          data = {
-            detail: fill(gettext("Unexpected answer from the server (%(status)s)."), {
-              status: response.status,
-            }),
-          };
-        }
-        return { status: response.status, data: data, retryAfter: retryAfterMs(response) };
-      }
-      const asked = response ? retryAfterMs(response) : null;
-      if (asked !== null) {
-        // the server is busy or restarting and said when to come back: nothing is wrong
-        // on the worker's side, and an answer being sent is kept until it is stored
-        const busyMessage =
-          what === "saving"
-            ? gettext(
-                "The server is busy for a moment; your answer is kept on this page. Trying again in %(seconds)s s — please keep this page open."
-              )
-            : gettext(
-                "The server is busy for a moment. Trying again in %(seconds)s s — please keep this page open."
-              );
-        showStatus(fill(busyMessage, { seconds: number(Math.round(asked / 1000)) }), "info");
-        await sleep(asked);
-        continue;
-      }
-      const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)];
-      const retryMessages = {
-        saving: response
-          ? gettext(
-              "The server had a problem while saving your answer. Retrying in %(seconds)s s — please keep this page open."
-            )
-          : gettext(
-              "No connection while saving your answer. Retrying in %(seconds)s s — please keep this page open."
-            ),
-        loading: response
-          ? gettext(
-              "The server had a problem while loading the next item. Retrying in %(seconds)s s — please keep this page open."
-            )
-          : gettext(
-              "No connection while loading the next item. Retrying in %(seconds)s s — please keep this page open."
-            ),
-      };
-      showStatus(fill(retryMessages[what], { seconds: number(Math.round(delay / 1000)) }), "warning");
-      await sleep(delay);
-    }
-  }
+  // POST JSON with retries (worker_requests.js), its waits and failures shown here
+  const postWithRetry = (url, body, what) =>
+    window.WorkerRequests.postWithRetry(url, body, what, showStatus);
+  const csrfToken = window.WorkerRequests.csrfToken;
 
   function setProgress(progress) {
     if (!progress) return;

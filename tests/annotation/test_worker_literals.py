@@ -44,7 +44,14 @@ WORKER_TEMPLATES = sorted(
 )
 WORKER_SCRIPTS = [
     ROOT / "static" / "annotation" / name
-    for name in ("rating.js", "entry.js", "waiting.js", "content.js")
+    for name in (
+        "rating.js",
+        "worker_requests.js",
+        "answer_extras.js",
+        "entry.js",
+        "waiting.js",
+        "content.js",
+    )
 ]
 
 DJANGO_MARKUP = re.compile(
