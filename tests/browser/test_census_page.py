@@ -10,6 +10,7 @@ from playwright.sync_api import Page, expect
 
 from core.models import Job
 from diversity.census.models import Census
+from tests.browser.accessibility import assert_no_axe_violations
 from tests.browser.staff_login import log_in
 from tests.staff import staff_user
 
@@ -95,9 +96,15 @@ def test_researcher_imports_analyses_and_reads_the_census(
     heading.get_by_role("button").click()
     expect(rows.first.locator("td").nth(1)).to_have_text("claude-sonnet-5")
 
+    # the runner-up's share says of what
+    expect(page.locator("#categories-table thead")).to_contain_text(
+        "Runner-up's share of the non-modal answers"
+    )
     page.evaluate("() => window.scrollTo(0, 0)")
+    assert_no_axe_violations(page, name="census page")  # the type tags' contrast among them
     page.screenshot(path=artifacts / "census-page.png", full_page=True)
     page.goto(f"{live_server.url}/manage/census/")
     expect(page.locator("#census-table tr[data-census='one-word-census']")).to_contain_text("44")
+    assert_no_axe_violations(page, name="census list")
     page.screenshot(path=artifacts / "census-list.png", full_page=True)
     assert script_errors == []
