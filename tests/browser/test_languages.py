@@ -8,11 +8,16 @@
   pairwise study with a consent text in both languages, answers the questionnaire, rates
   by keyboard and finishes — every word of the interface in their language, the Arabic
   page laid out right to left with "Response 1" (the one shown first) on the right and
-  key 1 its first option.
+  key 1 its first option;
+* the same with the admin pausing and resuming the batch mid-study (the page says so in
+  the participant's language and carries on by itself) and an attention check shown
+  with B first.
 
 A screenshot of each language's rating page goes to ``test-artifacts/lang-*.png``.
 """
 
+import io
+import random
 import re
 from pathlib import Path
 
@@ -21,8 +26,10 @@ import pytest
 from django.utils.translation import to_locale
 from playwright.sync_api import Page, expect
 
-from annotation.models import BatchKind, Participation
-from annotation.services.batches import update_batch
+from annotation.models import BatchKind, Label, Participation
+from annotation.services import leasing, quality
+from annotation.services.batches import change_state, update_batch
+from annotation.services.importing import import_items
 from tests.browser.accessibility import assert_no_axe_violations
 from tests.browser.conftest import PHONE, WIDE
 from tests.browser.nasty_items import make_nasty_study
@@ -227,3 +234,62 @@ def test_a_japanese_then_an_arabic_participant_take_a_bilingual_pairwise_study(
             assert participation.questionnaire_answers["native"] == "no"
         finally:
             context.close()
+
+
+class _ChecksShownBFirst(random.Random):
+    """The checks' random order, fixed to B first (annotation.services.quality)."""
+
+    def choice(self, seq):
+        return "ba" if tuple(seq) == ("ab", "ba") else super().choice(seq)
+
+
+@pytest.mark.parametrize("language", ["ja", "ar"])
+def test_a_check_shown_b_first_and_a_pause_in_the_participants_language(
+    browser, live_server, monkeypatch, language
+):
+    """Mid-study the admin pauses the batch and resumes it; the page says so in the
+    participant's language and carries on by itself; an attention check is shown with B
+    first, and the participant who picks the right response as shown passes it."""
+    monkeypatch.setattr(quality, "random", _ChecksShownBFirst(5))
+    monkeypatch.setattr(leasing, "PAUSED_RETRY_AFTER_SECONDS", 1)
+    batch = make_batch(kind=BatchKind.PAIRWISE, n_items=2, per_item=1, languages=["en", language],
+                       check_every=1, completion_code="P4U-5E")  # fmt: skip
+    check = (
+        '{"item_id": "check-1", "query_id": "check-q", "query": "Attention", '
+        '"response_a_id": "check-a", "response_a": "CHECK-A", "response_b_id": "check-b", '
+        '"response_b": "CHECK-B", "check": true, "gold": [2]}\n'
+    )
+    import_items(batch, io.BytesIO(check.encode()), filename="check.jsonl")
+    batch.title = "研究 · دراسة"  # the researcher's own words: not the interface's
+    batch.save(update_fields=["title"])
+    context, page = new_page(browser, language)
+    try:
+        page.goto(f"{live_server.url}/work/{batch.slug}/?PROLIFIC_PID=pause-{language}"
+                  "&STUDY_ID=s&SESSION_ID=x")  # fmt: skip
+        page.keyboard.press("Enter")
+        expect(page.locator("#rating")).to_be_visible()
+        change_state(batch, "paused")  # the admin pauses while the item is on screen
+        page.keyboard.press("2")
+        page.keyboard.press("Enter")  # kept: it was handed out before the pause
+        expect(page.locator("#status")).to_be_visible()
+        expect(page.locator("#rating")).to_be_hidden()
+        assert english_words(page, language) == set()
+        assert_no_axe_violations(page, name=f"paused ({language})")
+        batch.refresh_from_db()
+        change_state(batch, "live")
+        # the check comes next (check_every=1), B shown first
+        expect(page.locator("#response-1")).to_have_text("CHECK-B", timeout=10_000)
+        expect(page.locator("#status")).to_be_hidden()
+        page.keyboard.press("5")  # "Response 2 is much better": A, the check's answer
+        page.keyboard.press("Enter")
+        expect(page.locator("#response-1")).not_to_have_text("CHECK-B")
+        page.keyboard.press("3")
+        page.keyboard.press("Enter")
+        expect(page.locator("#done")).to_be_visible()
+        expect(page.locator("#completion-code")).to_have_text("P4U-5E")
+        assert english_words(page, language) == set()
+    finally:
+        context.close()
+    [passed] = Label.objects.filter(batch=batch, status="check")
+    assert passed.shown_order == "ba" and passed.value == 2 and passed.check_passed
+    assert Label.objects.filter(batch=batch, status="counted").count() == 2
