@@ -371,11 +371,12 @@ class SubsetFamily:
     subsets: tuple[str, ...]
 
 
-def subset_families(kind: str, subset_names: Iterable[str]) -> list[SubsetFamily]:
-    """The report's subsets, grouped as the study plots them (order of the report kept)."""
+def subset_families(signed: bool, subset_names: Iterable[str]) -> list[SubsetFamily]:
+    """The report's subsets, grouped as the study plots them (order of the report kept):
+    the families of signed preferences (``signed``, pairwise) or of ratings."""
     names = list(subset_names)
     families = []
-    for family in families_for(kind):
+    for family in families_for(signed):
         members = [name for name in names if name.startswith(family.prefix)]
         if members:
             full = ("full",) if "full" in names else ()

@@ -13,6 +13,7 @@ The CSV tables are ``(columns, rows)`` with each row a list in column order;
 from collections.abc import Iterable, Iterator
 
 from analysis import plots
+from analysis.report_kind import compares_two
 from analysis.stats.subsets import ROLE_TITLES, families_for
 from annotation.services.exports.formats import csv_chunks
 
@@ -198,12 +199,12 @@ def headline(report: dict, similar: str = "", disagree: str = "") -> dict:
     subset (``similar`` / ``disagree`` when the report has them, else the defaults)."""
     families = {
         family.key: family
-        for family in plots.subset_families(report["kind"], report.get("subsets", {}))
+        for family in plots.subset_families(compares_two(report), report.get("subsets", {}))
     }
     wanted = {"similar": similar, "disagree": disagree}
     sizes = subset_sizes(report)
     columns = [{"key": "full", "subset": "full", "title": "Full set", "options": []}]
-    for definition in families_for(report["kind"]):
+    for definition in families_for(compares_two(report)):
         key = definition.role
         family = families.get(key)
         chosen = _subset_choice(wanted[key], family, definition.default_subset)
@@ -294,7 +295,7 @@ def item_rows(report: dict, limit: int, items: list[dict] | None = None) -> list
     """The first ``limit`` rows of the item table (of ``items``, by default all the report's):
     display text and the raw value to sort by."""
     keys = ["mean", "std", "entropy_bits"]
-    if report["kind"] == "pairwise":
+    if compares_two(report):
         keys += ["agreement", "p_disagree"]
     return [
         {
@@ -392,7 +393,7 @@ def agreement(report: dict) -> list[dict]:
     for key, label, note in AGREEMENT_FIGURES:
         if key not in figures_of:
             continue
-        if key == "mean_grouped_entropy_bits" and report["kind"] == "pairwise":
+        if key == "mean_grouped_entropy_bits" and compares_two(report):
             note = "B / tie / A"
         figures.append({"key": key, "label": label, "note": note, "value": fmt(figures_of[key])})
     return figures
@@ -411,7 +412,7 @@ def item_table(report: dict) -> tuple[list[str], Iterator[list]]:
     sub-category) and subset membership (1/0)."""
     items = report.get("items", [])
     labels = list(items[0]["counts"]) if items else []
-    pairwise = report["kind"] == "pairwise"
+    pairwise = compares_two(report)
     subsets = {name: set(ids) for name, ids in report.get("subsets", {}).items()}
     columns = ["item_id", "category", "subcategory", "n", *[f"count_{label}" for label in labels]]
     columns += ["mean", "std", "entropy_bits"]

@@ -39,6 +39,7 @@ from django.views.decorators.http import require_GET, require_POST
 from analysis import plots, presentation
 from analysis.access import can_analyse
 from analysis.loading import load_items, load_scores
+from analysis.report_kind import compares_two
 from analysis.selectors import coverage as score_coverage
 from analysis.services.analyses import (
     DEFAULT_RESAMPLES,
@@ -51,7 +52,7 @@ from analysis.services.analyses import (
 )
 from analysis.services.scores import import_scores
 from annotation.access import abilities
-from annotation.models import Batch, BatchKind
+from annotation.models import Batch
 from annotation.pages import render_batch_page, taxonomy_panel
 from annotation.selectors import CategoryFilter
 from core.access import staff_page
@@ -172,9 +173,9 @@ CAPTIONS = {
 
 def _report_charts(report: dict) -> list[ReportChart]:
     """The report's charts that have something to draw, in page order."""
-    families = plots.subset_families(report["kind"], report.get("subsets", {}))
+    families = plots.subset_families(compares_two(report), report.get("subsets", {}))
     sizes = presentation.subset_sizes(report)
-    items, pairwise = report.get("items", []), report["kind"] == "pairwise"
+    items, pairwise = report.get("items", []), compares_two(report)
     candidates = [
         (
             "correlations",
@@ -267,7 +268,7 @@ def _scatter_drawing(batch: Batch, report: dict) -> plots.Drawing | None:
     ]
     return plots.scatter_drawing(
         panels,
-        pairwise=batch.kind == BatchKind.PAIRWISE,
+        pairwise=batch.task_kind.comparison,
         colour_names=_report_sources(report),
     )
 
@@ -346,7 +347,7 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
                 "items_capped": len(items) > ITEM_ROWS_SHOWN,
                 "item_rows_shown": ITEM_ROWS_SHOWN,
                 "label_names": list(items[0]["counts"]) if items else [],
-                "pairwise": report["kind"] == "pairwise",
+                "pairwise": compares_two(report),
                 "annotator_rows": presentation.annotator_rows(report, ANNOTATOR_ROWS_SHOWN),
                 "n_annotators_total": len(report.get("annotators", [])),
                 "annotators_capped": len(report.get("annotators", [])) > ANNOTATOR_ROWS_SHOWN,

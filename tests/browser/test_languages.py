@@ -21,7 +21,7 @@ import pytest
 from django.utils.translation import to_locale
 from playwright.sync_api import Page, expect
 
-from annotation.models import BatchKind, Participation
+from annotation.models import Participation
 from annotation.services.batches import update_batch
 from tests.browser.accessibility import assert_no_axe_violations
 from tests.browser.conftest import PHONE, WIDE
@@ -169,7 +169,7 @@ def test_a_japanese_then_an_arabic_participant_take_a_bilingual_pairwise_study(
     browser, live_server
 ):
     batch = make_batch(
-        kind=BatchKind.PAIRWISE,
+        kind="pairwise",
         n_items=2,
         per_item=2,
         languages=["en", "ja", "ar"],
