@@ -16,7 +16,6 @@ from annotation.models import (
     REGULAR_STATUSES,
     Annotator,
     Batch,
-    BatchKind,
     Item,
     Label,
     LabelStatus,
@@ -59,6 +58,9 @@ class BatchArrays:
     models: list[str] = field(default_factory=list)
     # per pairwise item: the model that wrote response B ("" for none; absolute: empty)
     models_b: list[str] = field(default_factory=list)
+    # the kind's labels compare two responses (``TaskKind.comparison``): items are pairs,
+    # values are signed, response_pks has two columns
+    comparison: bool = False
 
     @property
     def n_items(self) -> int:
@@ -155,7 +157,8 @@ def load_items(batch: Batch) -> BatchArrays:
             "response_b__model",
         )
     )
-    if batch.kind == BatchKind.PAIRWISE:
+    comparison = bool(batch.task_kind.comparison)
+    if comparison:
         response_pks = np.array([(row[3], row[4]) for row in item_rows], dtype=np.int64)
         response_pks = response_pks.reshape(len(item_rows), 2)
     else:
@@ -175,10 +178,9 @@ def load_items(batch: Batch) -> BatchArrays:
         gold=[_accepted(row[5]) for row in item_rows],
         categories=[row[6] for row in item_rows],
         subcategories=[row[7] for row in item_rows],
-        models=[
-            (row[9] if batch.kind == BatchKind.PAIRWISE else row[8]) or "" for row in item_rows
-        ],
-        models_b=[row[10] or "" for row in item_rows] if batch.kind == BatchKind.PAIRWISE else [],
+        models=[(row[9] if comparison else row[8]) or "" for row in item_rows],
+        models_b=[row[10] or "" for row in item_rows] if comparison else [],
+        comparison=comparison,
     )
 
 
@@ -321,7 +323,7 @@ def load_scores(batch: Batch, arrays: BatchArrays) -> list[SourceScores]:
     shown = (
         Q(response_id__in=items.values("response_a_id"))
         | Q(response_id__in=items.values("response_b_id"))
-        if arrays.kind == BatchKind.PAIRWISE
+        if arrays.comparison
         else Q(response_id__in=items.values("response_id"))
     )
     by_response = _fetch_float_columns(
@@ -347,7 +349,7 @@ def load_scores(batch: Batch, arrays: BatchArrays) -> list[SourceScores]:
         mine = by_response[0] == source_id
         if mine.any():
             score_of = _lookup(by_response[1][mine].astype(np.int64), by_response[2][mine])
-            if arrays.kind == BatchKind.PAIRWISE:
+            if arrays.comparison:
                 scores = score_of(arrays.response_pks[:, 0]) - score_of(arrays.response_pks[:, 1])
             else:
                 scores = score_of(arrays.response_pks)
@@ -365,7 +367,7 @@ def _attach_distributions(arrays: BatchArrays, results: list[SourceScores], show
     its own), a pairwise item only its own. One query for the batch; none are loaded
     when no score of the batch carries one."""
     target = Q(item__in=items)
-    if arrays.kind != BatchKind.PAIRWISE:
+    if not arrays.comparison:
         target |= shown
     rows = list(
         Score.objects.filter(target, distribution__isnull=False)
@@ -382,7 +384,7 @@ def _attach_distributions(arrays: BatchArrays, results: list[SourceScores], show
     item_position = {pk: index for index, pk in enumerate(arrays.item_pks.tolist())}
     response_position = (
         {pk: index for index, pk in enumerate(arrays.response_pks.tolist())}
-        if arrays.kind != BatchKind.PAIRWISE
+        if not arrays.comparison
         else {}
     )
     by_response = [row for row in rows if row[1] is not None]

@@ -46,7 +46,7 @@ def calibration_entry(
         return None
     labelled = item_subsets["full"]
     subsets = {"full": labelled}
-    for family in families_for(arrays.kind):
+    for family in families_for(arrays.comparison):
         if family.default_subset in item_subsets:
             subsets[family.default_subset] = item_subsets[family.default_subset]
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -33,7 +33,7 @@ def _pair(values) -> list[float] | None:
 def has_models(arrays: BatchArrays) -> bool:
     """Whether the items name at least two different models (pairwise: an item whose two
     responses come from two different models); a single model has nothing to rank."""
-    if arrays.kind == "pairwise":
+    if arrays.comparison:
         return any(a and b and a != b for a, b in zip(arrays.models, arrays.models_b, strict=False))
     return len({name for name in arrays.models if name}) >= 2
 
@@ -46,7 +46,7 @@ def rankings_entry(
     subset is ranked again."""
     if not has_models(arrays) or arrays.value.size == 0:
         return None
-    pairwise = arrays.kind == "pairwise"
+    pairwise = arrays.comparison
     names = sorted({name for name in arrays.models + arrays.models_b if name})
     number = {name: index for index, name in enumerate(names)}
     item_model = np.array([number.get(name, -1) for name in arrays.models], dtype=np.int64)
@@ -94,7 +94,7 @@ def _label_subsets(
     """The default subset of each family as (role, bool mask over the counted labels)."""
     return {
         family.default_subset: (family.role, item_subsets[family.default_subset][arrays.item_index])
-        for family in families_for(arrays.kind)
+        for family in families_for(arrays.comparison)
         if family.default_subset in item_subsets
     }
 

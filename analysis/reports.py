@@ -301,11 +301,11 @@ def _figures(
     group_by: str | None,
     progress: Callable[[int, int], None] | None,
 ) -> _Figures:
-    is_pairwise = arrays.kind == "pairwise"
+    is_pairwise = arrays.comparison
     counts = stats.count_matrix(arrays.item_index, arrays.value, arrays.label_set, arrays.n_items)
     summary = stats.item_summary(counts, arrays.label_set)
     pairwise = stats.pairwise_agreement(counts, arrays.label_set) if is_pairwise else None
-    subsets = stats.batch_subsets(arrays.kind, summary, pairwise)
+    subsets = stats.batch_subsets(arrays.comparison, summary, pairwise)
     # One call for all sources: sources seeing the same items share each subset's resamples.
     per_source = stats.correlate_sources_subsets(
         [source.scores for source in sources],
@@ -572,7 +572,7 @@ MIN_GROUP_ANNOTATORS = 5
 def validity_entry(arrays: BatchArrays, group_by: str | None) -> Validity:
     """Position bias (pairwise), test–retest agreement and the questionnaire breakdown."""
     return {
-        "position_bias": _position_bias_entry(arrays) if arrays.kind == "pairwise" else None,
+        "position_bias": _position_bias_entry(arrays) if arrays.comparison else None,
         "test_retest": _retest_entry(arrays),
         "groups": _groups_entry(arrays, group_by),
     }
@@ -624,7 +624,7 @@ def _retest_figures(result: stats.RetestAgreement) -> RetestFigures:
 def _retest_entry(arrays: BatchArrays) -> RetestEntry | None:
     if not len(arrays.repeats):
         return None
-    signed = arrays.kind == "pairwise"
+    signed = arrays.comparison
     pairs = arrays.repeats
     annotators = []
     for index in np.unique(pairs[:, 0]).tolist():

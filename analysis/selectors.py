@@ -3,7 +3,7 @@
 from django.db.models import Count, F
 
 from analysis.models import Score, ScoreSource
-from annotation.models import Batch, BatchKind, Item
+from annotation.models import Batch, Item
 
 
 def coverage(batch: Batch) -> list[dict]:
@@ -20,7 +20,7 @@ def coverage(batch: Batch) -> list[dict]:
         return []
     items = Item.objects.filter(batch=batch).order_by()
     direct_scores = Score.objects.filter(item__batch=batch).order_by()
-    if batch.kind == BatchKind.PAIRWISE:
+    if batch.task_kind.comparison:
         via_responses = items.filter(
             response_a__scores__source=F("response_b__scores__source")
         ).values(source_pk=F("response_a__scores__source"))

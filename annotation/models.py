@@ -29,13 +29,6 @@ DEFAULT_ANNOTATIONS_PER_ITEM = 25
 DEFAULT_LEASE_SECONDS = 600
 
 
-class BatchKind(models.TextChoices):
-    """The names of the built-in task kinds (``annotation.kinds``; others may be added)."""
-
-    ABSOLUTE = "absolute", "Absolute rating (1–5)"
-    PAIRWISE = "pairwise", "Pairwise preference (A/B)"
-
-
 def label_values(kind: str) -> list[int]:
     """The fixed label set of a choice kind, in the order the analysis uses."""
     return get_kind(kind).label_set

@@ -86,7 +86,7 @@ def main() -> None:
         args.items,
     )
     summary = timed("item_summary", stats.item_summary, counts, labels)
-    subsets = timed("subsets", stats.batch_subsets, "absolute", summary)
+    subsets = timed("subsets", stats.batch_subsets, False, summary)
 
     scores = list(batch["sources"].values())
 

@@ -4,7 +4,7 @@ import io
 import itertools
 import json
 
-from annotation.models import BatchKind, Item, Query, Response
+from annotation.models import Item, Query, Response
 from annotation.services.annotators import identify_annotator, join_batch
 from annotation.services.batches import change_state, create_batch
 from annotation.services.importing import import_items
@@ -14,7 +14,7 @@ _counter = itertools.count(1)
 
 def make_batch(
     *,
-    kind: str = BatchKind.ABSOLUTE,
+    kind: str = "absolute",
     n_items: int = 3,
     per_item: int = 3,
     live: bool = True,
@@ -40,11 +40,11 @@ def make_batch(
                 model="model-x",
                 text=f"Answer {index}{side}",
             )
-            for side in (("a", "b") if kind == BatchKind.PAIRWISE else ("",))
+            for side in (("a", "b") if kind == "pairwise" else ("",))
         ]
         fields = (
             {"response_a": responses[0], "response_b": responses[1]}
-            if kind == BatchKind.PAIRWISE
+            if kind == "pairwise"
             else {"response": responses[0]}
         )
         items.append(
@@ -71,7 +71,7 @@ def make_participant(batch, worker_id: str | None = None, platform: str = "gener
 def make_categorised_batch(
     taxonomy: list[tuple[str, str, int]],
     *,
-    kind: str = BatchKind.ABSOLUTE,
+    kind: str = "absolute",
     per_item: int = 3,
     live: bool = True,
     slug: str | None = None,
@@ -95,7 +95,7 @@ def make_categorised_batch(
                 "category": category,
                 "subcategory": subcategory,
             }
-            if kind == BatchKind.PAIRWISE:
+            if kind == "pairwise":
                 row.update(
                     response_a_id=f"ra-{stem}",
                     response_a=f"Answer A {stem}",

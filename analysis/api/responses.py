@@ -7,6 +7,8 @@ Schema only: ``GET /api/v1/batches/<slug>/report`` answers with the stored repor
 from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
+from annotation.kinds import kinds_reading
+
 
 class _Correlation(serializers.Serializer):
     r = serializers.FloatField()
@@ -105,7 +107,8 @@ class ReportResponse(serializers.Serializer):
     """The newest finished analysis of a batch (ANALYSIS.md)."""
 
     batch = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["absolute", "pairwise"])
+    # the kinds the report is made of: those whose ``analyses`` name the ratings analysis
+    kind = serializers.ChoiceField(choices=list(kinds_reading("ratings")))
     n_items = serializers.IntegerField()
     n_labels = serializers.IntegerField()
     n_annotators = serializers.IntegerField()

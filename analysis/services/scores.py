@@ -44,7 +44,7 @@ from django.utils import timezone
 
 from analysis.models import Score, ScoreKind, ScoreSource
 from annotation.kinds import get_kind
-from annotation.models import Batch, BatchKind, Item, Response
+from annotation.models import Batch, Item, Response
 from core import audit, tabular
 from core.audit import Actor
 from core.errors import InvalidInput
@@ -55,8 +55,9 @@ __all__ = ["ScoreImportSummary", "import_scores"]
 REQUIRED = ("source", "kind")  # and score or score_distribution
 DISTRIBUTION = "score_distribution"
 DISTRIBUTION_TOLERANCE = 1e-6
-# A response's distribution is over the labels of the kind that rates single responses.
-RESPONSE_KIND = BatchKind.ABSOLUTE
+# A response's distribution is over the labels of the kind that rates single responses
+# (a response keeps its scores across batches, so no batch's kind can say which labels).
+RESPONSE_KIND = "absolute"
 KINDS = tuple(ScoreKind.values)
 TARGET_KEYS = ("response_id", "item_id")
 TRUE_WORDS = {"true", "1", "yes"}
@@ -297,7 +298,7 @@ class _Validator:
         if target is None:
             return None
         if target[0] == RESPONSE:
-            if self.batch is not None and self.batch.kind == BatchKind.PAIRWISE:
+            if self.batch is not None and self.batch.task_kind.comparison:
                 self.problems.add(
                     line,
                     DISTRIBUTION,

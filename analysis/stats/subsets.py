@@ -1,10 +1,12 @@
 """Item subsets of a batch (ANALYSIS.md, "Subsets") and the families they come in.
 
-The study reports correlations on the full set and on two families of subsets per batch kind:
-one of items of *similar quality* and one of items with *high disagreement*, each at several
-thresholds. :data:`SUBSET_FAMILIES` is the one definition of those families (names,
-thresholds, batch kind, role, default subset); the rule functions below name their subsets
-from it, and the report page and its charts read it too.
+The study reports correlations on the full set and on two families of subsets per kind of
+label: one of items of *similar quality* and one of items with *high disagreement*, each at
+several thresholds. Ratings of one response (``absolute``) and signed preferences between two
+(``pairwise``: +2 … −2) have families of their own; a family says which with ``signed``, so
+this module needs no batch kind's name. :data:`SUBSET_FAMILIES` is the one definition of those
+families (names, thresholds, ``signed``, role, default subset); the rule functions below name
+their subsets from it, and the report page and its charts read it too.
 
 Every rule takes one per-item array (in item order) and returns ``name -> bool mask``.
 """
@@ -27,7 +29,6 @@ __all__ = [
     "TOP_ENTROPY_PERCENTS",
     "TUKEY_FENCES",
     "TUKEY_KS",
-    "BatchKind",
     "SubsetFamily",
     "SubsetRole",
     "batch_subsets",
@@ -38,7 +39,6 @@ __all__ = [
     "tukey_subsets",
 ]
 
-BatchKind = Literal["absolute", "pairwise"]
 SubsetRole = Literal["similar", "disagree"]
 
 TUKEY_KS = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
@@ -56,13 +56,15 @@ class SubsetFamily:
     """One subset rule of ANALYSIS.md and the thresholds it is applied at.
 
     ``name_template`` is a ``str.format`` template that names the subset of one threshold;
+    ``signed`` says whether it is a family of signed preferences between two responses
+    (pairwise batches) rather than of ratings of one (absolute batches);
     ``role`` says whether the family selects items of similar quality or with high
     disagreement; ``default`` is the threshold of the subset shown when nobody chose one;
     ``threshold_label`` says in words what the threshold selects.
     """
 
     name_template: str
-    kind: BatchKind
+    signed: bool
     role: SubsetRole
     thresholds: tuple[float, ...]
     default: float
@@ -91,7 +93,7 @@ class SubsetFamily:
 
 TUKEY_FENCES = SubsetFamily(
     name_template="tukey_k{:.1f}",
-    kind="absolute",
+    signed=False,
     role="similar",
     thresholds=TUKEY_KS,
     default=1.5,
@@ -99,7 +101,7 @@ TUKEY_FENCES = SubsetFamily(
 )
 TOP_ENTROPY = SubsetFamily(
     name_template="top_entropy_{}pct",
-    kind="absolute",
+    signed=False,
     role="disagree",
     thresholds=TOP_ENTROPY_PERCENTS,
     default=10,
@@ -107,7 +109,7 @@ TOP_ENTROPY = SubsetFamily(
 )
 MOST_TIES = SubsetFamily(
     name_template="most_ties_{}pct",
-    kind="pairwise",
+    signed=True,
     role="similar",
     thresholds=PAIRWISE_SUBSET_PERCENTS,
     default=80,
@@ -115,20 +117,21 @@ MOST_TIES = SubsetFamily(
 )
 LEAST_AGREEMENT = SubsetFamily(
     name_template="least_agreement_{}pct",
-    kind="pairwise",
+    signed=True,
     role="disagree",
     thresholds=PAIRWISE_SUBSET_PERCENTS,
     default=80,
     threshold_label="pairs with the least agreement",
 )
 
-#: Every family, per batch kind in the order the report lists them: similar quality first.
+#: Every family, ratings then preferences, in the order the report lists them: similar
+#: quality first.
 SUBSET_FAMILIES = (TUKEY_FENCES, TOP_ENTROPY, MOST_TIES, LEAST_AGREEMENT)
 
 
-def families_for(kind: str) -> tuple[SubsetFamily, ...]:
-    """The subset families of a batch kind (none for an unknown kind), in report order."""
-    return tuple(family for family in SUBSET_FAMILIES if family.kind == kind)
+def families_for(signed: bool) -> tuple[SubsetFamily, ...]:
+    """The subset families of signed preferences (``signed``) or of ratings, in report order."""
+    return tuple(family for family in SUBSET_FAMILIES if family.signed == signed)
 
 
 def tukey_subsets(means: np.ndarray, ks: Iterable[float] = TUKEY_KS) -> dict[str, np.ndarray]:
@@ -215,34 +218,32 @@ def least_agreement_subsets(
 
 
 def batch_subsets(
-    kind: BatchKind,
+    signed: bool,
     summary: Mapping[str, np.ndarray],
     pairwise: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """All subsets of ANALYSIS.md for one batch, as bool masks over all items.
 
     ``full`` = items with at least one label; the other rules are applied to the labelled items
-    only. Absolute batches get ``tukey_k*`` and ``top_entropy_*``; pairwise batches get
-    ``most_ties_*`` and ``least_agreement_*``. ``summary`` is
+    only. Ratings (absolute batches) get ``tukey_k*`` and ``top_entropy_*``; signed preferences
+    (``signed``, pairwise batches) get ``most_ties_*`` and ``least_agreement_*``. ``summary`` is
     :func:`~analysis.stats.per_item.item_summary`, ``pairwise`` is
     :func:`~analysis.stats.per_item.pairwise_agreement`.
     """
     labelled = np.asarray(summary["n"]) > 0
     subsets: dict[str, np.ndarray] = {"full": labelled.copy()}
-    if kind == "absolute":
+    if not signed:
         rules = {
             **tukey_subsets(np.asarray(summary["mean"])[labelled]),
             **top_entropy_subsets(np.asarray(summary["entropy_bits"])[labelled]),
         }
-    elif kind == "pairwise":
+    else:
         if pairwise is None:
             raise ValueError("pairwise batches need the pairwise_agreement() arrays")
         rules = {
             **most_ties_subsets(np.asarray(pairwise["count_tie"])[labelled]),
             **least_agreement_subsets(np.asarray(pairwise["agreement"])[labelled]),
         }
-    else:
-        raise ValueError(f"unknown batch kind {kind!r}")
     for name, local_mask in rules.items():
         mask = np.zeros(labelled.shape, dtype=bool)
         mask[labelled] = local_mask

@@ -43,5 +43,16 @@ def get_kind(name: str) -> TaskKind:
     return kind
 
 
+def kinds_reading(analysis: str) -> tuple[str, ...]:
+    """The names of the kinds whose batches the analysis ``analysis`` reads (the kinds
+    whose ``analyses`` include it), in the order of ``TASK_KINDS``."""
+    return tuple(name for name, kind in all_kinds().items() if analysis in kind.analyses)
+
+
+def kinds_reading_text(analysis: str) -> str:
+    """The kinds ``analysis`` reads, for a message: ``similarity``, or ``a or b``."""
+    return " or ".join(kinds_reading(analysis))
+
+
 def kind_choices() -> list[tuple[str, str]]:
     return [(kind.name, kind.label) for kind in all_kinds().values()]

@@ -25,4 +25,4 @@ class AbsoluteKind(ChoiceKind):
         ExportColumn("model", "string", "the model that wrote it", "response__model"),
         ExportColumn("response", "string", "the response's text", "response__text"),
     )
-    analyses = ("ratings",)
+    analyses = ("ratings", "corpus_typicality")

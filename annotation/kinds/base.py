@@ -124,6 +124,16 @@ class TaskKind:
     # a label compares two responses (pairwise): its subsets and model scores differ
     comparison: ClassVar[bool] = False
 
+    @property
+    def import_columns(self) -> tuple[str, ...]:
+        """The columns an items file of this kind must have, in the order the batch page
+        lists them: the query's, then each response slot's id and text, then the texts
+        kept in ``Item.content``."""
+        columns = ["item_id", "query_id", "query"]
+        for slot in self.response_slots:
+            columns += [slot.id_key, slot.text_key]
+        return (*columns, *(content.key for content in self.content_texts))
+
     # ----------------------------------------------------------------- settings
 
     def clean_settings(self, raw: dict | None) -> dict:

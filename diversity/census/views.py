@@ -25,6 +25,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from analysis.presentation import csv_stream
+from annotation.kinds import kinds_reading, kinds_reading_text
 from annotation.models import Batch
 from core.access import staff_page
 from core.audit import Actor
@@ -40,7 +41,7 @@ from diversity.census.models import Census
 from diversity.census.services.analyses import (
     DEFAULT_DRAWS,
     DEFAULT_SEED,
-    HUMAN_BATCH_KIND,
+    HUMAN_ANALYSIS,
     JOB_KIND,
     MAX_DRAWS,
     analysis_params,
@@ -63,12 +64,13 @@ class RunCensusForm(forms.Form):
     human_batch = forms.ChoiceField(
         label="Human batch",
         required=False,
-        help_text=f"A {HUMAN_BATCH_KIND} batch whose answers give people's norms.",
+        help_text=f"A {kinds_reading_text(HUMAN_ANALYSIS)} batch whose answers give people's "
+        "norms.",
     )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        slugs = Batch.objects.filter(kind=HUMAN_BATCH_KIND).order_by("slug")
+        slugs = Batch.objects.filter(kind__in=kinds_reading(HUMAN_ANALYSIS)).order_by("slug")
         self.fields["human_batch"].choices = [("", "none")] + [
             (slug, slug) for slug in slugs.values_list("slug", flat=True)
         ]

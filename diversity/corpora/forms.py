@@ -2,12 +2,13 @@
 
 from django import forms
 
+from annotation.kinds import kinds_reading, kinds_reading_text
 from annotation.models import Batch
 from diversity.corpora.models import Corpus, CorpusQuery, SelectionRule
 from diversity.corpora.services.analyses import (
     DEFAULT_DRAWS,
     DEFAULT_SEED,
-    HUMAN_BATCH_KIND,
+    HUMAN_ANALYSIS,
     MAX_DRAWS,
 )
 from diversity.corpora.services.batches import MAX_PER_QUERY
@@ -30,13 +31,13 @@ class RunCorpusForm(forms.Form):
     human_batch = forms.ChoiceField(
         label="Human batch",
         required=False,
-        help_text=f"An {HUMAN_BATCH_KIND} batch whose ratings to link (batches made from "
-        "this corpus are always linked).",
+        help_text=f"An {kinds_reading_text(HUMAN_ANALYSIS)} batch whose ratings to link "
+        "(batches made from this corpus are always linked).",
     )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        slugs = Batch.objects.filter(kind=HUMAN_BATCH_KIND).order_by("slug")
+        slugs = Batch.objects.filter(kind__in=kinds_reading(HUMAN_ANALYSIS)).order_by("slug")
         self.fields["human_batch"].choices = [("", "none")] + [
             (slug, slug) for slug in slugs.values_list("slug", flat=True)
         ]

@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from analysis.presentation import csv_stream
+from annotation.kinds import kinds_reading, kinds_reading_text
 from annotation.models import Batch
 from core.access import staff_page
 from core.audit import Actor
@@ -36,7 +37,7 @@ from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import (
     DEFAULT_DRAWS,
     DEFAULT_SEED,
-    HUMAN_BATCH_KIND,
+    HUMAN_ANALYSIS,
     JOB_KIND,
     MAX_DRAWS,
     analysis_params,
@@ -57,13 +58,13 @@ class RunGenieForm(forms.Form):
     human_batch = forms.ChoiceField(
         label="Human batch",
         required=False,
-        help_text=f"A {HUMAN_BATCH_KIND} batch of the set's pairs; none: the set's own batch "
-        "(genie_batch), else the file's human rows.",
+        help_text=f"A {kinds_reading_text(HUMAN_ANALYSIS)} batch of the set's pairs; none: the "
+        "set's own batch (genie_batch), else the file's human rows.",
     )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        slugs = Batch.objects.filter(kind=HUMAN_BATCH_KIND).order_by("slug")
+        slugs = Batch.objects.filter(kind__in=kinds_reading(HUMAN_ANALYSIS)).order_by("slug")
         self.fields["human_batch"].choices = [("", "none")] + [
             (slug, slug) for slug in slugs.values_list("slug", flat=True)
         ]

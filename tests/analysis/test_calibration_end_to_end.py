@@ -12,7 +12,7 @@ from scipy.stats import spearmanr, wasserstein_distance
 
 from analysis.services.analyses import latest_report
 from analysis.services.scores import import_scores
-from annotation.models import BatchKind, Item, Label
+from annotation.models import Item, Label
 from tests.analysis.test_report_page import label_batch, read_csv, run_job_now
 from tests.factories import make_batch
 from tests.files import write_jsonl
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_judges_distributions_are_compared_with_the_human_histograms(tmp_path):
-    batch = make_batch(kind=BatchKind.ABSOLUTE, n_items=15, per_item=5)
+    batch = make_batch(kind="absolute", n_items=15, per_item=5)
     label_batch(batch, 5, lambda position, worker: 1 + (position + worker * (position % 3)) % 5)
     rng = np.random.default_rng(2)
     rows = []
@@ -82,7 +82,7 @@ def test_a_judges_distributions_are_compared_with_the_human_histograms(tmp_path)
 
 
 def test_a_batch_without_scores_has_no_calibration():
-    batch = make_batch(kind=BatchKind.ABSOLUTE, n_items=4, per_item=3)
+    batch = make_batch(kind="absolute", n_items=4, per_item=3)
     label_batch(batch, 3, lambda position, worker: 3)
     run_job_now(batch, bootstrap=10)
     _, report = latest_report(batch)

@@ -9,7 +9,7 @@ import pytest
 
 from analysis.services.analyses import latest_report
 from analysis.stats.competence import mace
-from annotation.models import BatchKind, Label
+from annotation.models import Label
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from tests.analysis.test_report_page import read_csv, run_job_now
@@ -37,7 +37,7 @@ def label_canonically(batch, n_workers: int, value_of) -> None:
 
 
 def test_pairwise_competence_is_reported_and_shown():
-    batch = make_batch(kind=BatchKind.PAIRWISE, n_items=20, per_item=4)
+    batch = make_batch(kind="pairwise", n_items=20, per_item=4)
     label_canonically(batch, 4, careful_or_not)
     run_job_now(batch, bootstrap=10)
     _, report = latest_report(batch)

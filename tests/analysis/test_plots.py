@@ -14,11 +14,10 @@ from matplotlib.text import Text
 
 from analysis import plots
 from analysis.views import CAPTIONS
-from annotation.models import BatchKind
 from tests.analysis.test_report_page import analysed_batch
 from tests.staff import staff_client as client_for
 
-FAMILIES = plots.subset_families("absolute", ["full", "tukey_k1.5", "top_entropy_2pct"])
+FAMILIES = plots.subset_families(False, ["full", "tukey_k1.5", "top_entropy_2pct"])
 SOURCES = ["Skywork-Reward-Gemma-2-27B", "Llama-3.1-8B-Instruct", "gpt-4o:overall"]
 
 
@@ -225,7 +224,7 @@ def test_figure_files_are_svg_and_pdf_and_reproducible():
 def test_download_figures_gives_every_chart_as_svg_and_pdf(settings, tmp_path):
     settings.DATA_DIR = tmp_path
     researcher = client_for("researcher")
-    batch = analysed_batch(kind=BatchKind.PAIRWISE)
+    batch = analysed_batch(kind="pairwise")
     page = researcher.get(f"/manage/{batch.slug}/report").content.decode()
     assert 'loading="lazy"' not in page and 'loading="eager"' in page
     assert f'href="/manage/{batch.slug}/report/figures.zip"' in page

@@ -10,7 +10,7 @@ import pytest
 from scipy import optimize
 
 from analysis.services.analyses import latest_report
-from annotation.models import BatchKind, Item, Label, Response
+from annotation.models import Item, Label, Response
 from tests.analysis.test_competence_end_to_end import label_canonically
 from tests.analysis.test_report_page import label_batch, read_csv, run_job_now
 from tests.analysis.test_stats_rankings import davidson_log_likelihood
@@ -26,7 +26,7 @@ def name_models(batch) -> None:
     """Give each item's responses models: pairs cycle through the three pairings."""
     pairings = [(0, 1), (1, 2), (0, 2)]
     for item in Item.objects.filter(batch=batch).order_by("position"):
-        if batch.kind == BatchKind.PAIRWISE:
+        if batch.kind == "pairwise":
             a, b = pairings[item.position % 3]
             Response.objects.filter(pk=item.response_a_id).update(model=MODELS[a])
             Response.objects.filter(pk=item.response_b_id).update(model=MODELS[b])
@@ -42,7 +42,7 @@ def preference(position: int, worker: int) -> int:
 
 
 def test_pairwise_report_ranks_the_named_models(tmp_path):
-    batch = make_batch(kind=BatchKind.PAIRWISE, n_items=18, per_item=5)
+    batch = make_batch(kind="pairwise", n_items=18, per_item=5)
     name_models(batch)
     label_canonically(batch, 5, preference)  # A and B as imported, whatever the order shown
     run_job_now(batch, bootstrap=100, seed=3)
@@ -110,7 +110,7 @@ def test_pairwise_report_ranks_the_named_models(tmp_path):
 
 
 def test_absolute_report_ranks_mean_ratings_with_annotator_centring():
-    batch = make_batch(kind=BatchKind.ABSOLUTE, n_items=12, per_item=4)
+    batch = make_batch(kind="absolute", n_items=12, per_item=4)
     name_models(batch)
     label_batch(batch, 4, lambda position, worker: 1 + (position % 3) + (worker % 2))
     run_job_now(batch, bootstrap=50, seed=0)
@@ -139,7 +139,7 @@ def test_absolute_report_ranks_mean_ratings_with_annotator_centring():
 
 
 def test_a_batch_whose_items_name_one_model_has_no_rankings():
-    batch = make_batch(kind=BatchKind.PAIRWISE, n_items=6, per_item=3)  # all "model-x"
+    batch = make_batch(kind="pairwise", n_items=6, per_item=3)  # all "model-x"
     label_batch(batch, 3, lambda position, worker: 1)
     run_job_now(batch, bootstrap=10)
     _, report = latest_report(batch)

@@ -14,7 +14,7 @@ from analysis.models import Score, ScoreSource
 from analysis.presentation import CORRELATION_COLUMNS
 from analysis.services.analyses import latest_report
 from analysis.views import ITEM_ROWS_SHOWN
-from annotation.models import BatchKind, Item
+from annotation.models import Item
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from core.jobs.queue import start_job
@@ -63,16 +63,16 @@ def add_sources(batch, names_and_kinds) -> None:
         rows = []
         for item in items:
             value = float(item.position * (1 + offset) % 7) + 0.1 * offset
-            if batch.kind == BatchKind.PAIRWISE:
+            if batch.kind == "pairwise":
                 rows.append(Score(source=source, item=item, value=value))
             else:
                 rows.append(Score(source=source, response=item.response, value=value))
         Score.objects.bulk_create(rows)
 
 
-def analysed_batch(kind=BatchKind.ABSOLUTE, n_items=12, sources=None, bootstrap=50):
+def analysed_batch(kind="absolute", n_items=12, sources=None, bootstrap=50):
     batch = make_batch(kind=kind, n_items=n_items, per_item=3)
-    label_batch(batch, 4, absolute_value if kind == BatchKind.ABSOLUTE else pairwise_value)
+    label_batch(batch, 4, absolute_value if kind == "absolute" else pairwise_value)
     add_sources(
         batch,
         sources or [("rm-alpha", "reward_model"), ("lm-beta", "lm"), ("judge-gamma", "judge")],
@@ -304,7 +304,7 @@ def test_the_headline_subset_can_be_picked_without_script(researcher):
 
 
 def test_pairwise_report_uses_its_own_subsets_and_p_disagree(researcher):
-    batch = analysed_batch(kind=BatchKind.PAIRWISE, n_items=10)
+    batch = analysed_batch(kind="pairwise", n_items=10)
     html = researcher.get(f"/manage/{batch.slug}/report").content.decode()
     assert '<option value="most_ties_80pct" selected>' in html
     assert '<option value="least_agreement_80pct" selected>' in html
@@ -462,7 +462,7 @@ def test_svg_text_is_escaped_by_matplotlib():
                 "spearman": {"r": 0.5, "p": 0.1, "ci95": [0.1, 0.9]},
             }
         ],
-        plots.subset_families("absolute", ["full", "tukey_k1.5", "top_entropy_2pct"]),
+        plots.subset_families(False, ["full", "tukey_k1.5", "top_entropy_2pct"]),
     )
     assert "<script" not in svg
     assert "&lt;script&gt;alert(1)&lt;/script&gt; $x$ _hidden" in svg

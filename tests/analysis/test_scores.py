@@ -18,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from analysis.models import Score, ScoreSource
 from analysis.selectors import coverage
 from analysis.services.scores import ScoreImportSummary, import_scores
-from annotation.models import BatchKind, Item
+from annotation.models import Item
 from core.errors import InvalidInput
 from core.tabular import ImportRejected
 from tests.factories import make_batch
@@ -67,12 +67,12 @@ def rejected(path, *, batch=None, filename=None) -> list[str]:
 
 @pytest.fixture
 def absolute():
-    return make_batch(kind=BatchKind.ABSOLUTE, n_items=4)
+    return make_batch(kind="absolute", n_items=4)
 
 
 @pytest.fixture
 def pairwise():
-    return make_batch(kind=BatchKind.PAIRWISE, n_items=3)
+    return make_batch(kind="pairwise", n_items=3)
 
 
 # --------------------------------------------------------------------------- good imports
@@ -209,7 +209,7 @@ def test_item_scores_for_a_pairwise_batch(tmp_path, pairwise):
 
 
 def test_item_ids_are_looked_up_in_the_given_batch_only(tmp_path, pairwise):
-    other = make_batch(kind=BatchKind.PAIRWISE, n_items=1)
+    other = make_batch(kind="pairwise", n_items=1)
     path = write_jsonl(tmp_path / "judge.jsonl", [row("j", "judge", 1, item_id="item-0")])
     import_scores(path, batch=other)
     assert Score.objects.get().item.batch_id == other.pk
@@ -565,7 +565,7 @@ def test_coverage_pairwise(tmp_path, pairwise):
             "coverage": pytest.approx(2 / 3),
         },
     ]
-    assert coverage(make_batch(kind=BatchKind.PAIRWISE, n_items=0, live=False)) == []
+    assert coverage(make_batch(kind="pairwise", n_items=0, live=False)) == []
 
 
 # --------------------------------------------------------------------------- command

@@ -32,31 +32,30 @@ def test_subset_names() -> None:
     ]
 
 
-@pytest.mark.parametrize("kind", ["absolute", "pairwise"])
-def test_families_name_exactly_the_subsets_of_a_batch(kind: str) -> None:
+@pytest.mark.parametrize("signed", [False, True])
+def test_families_name_exactly_the_subsets_of_a_batch(signed: bool) -> None:
     counts = np.array([[1, 2, 2, 0, 0], [0, 0, 5, 0, 0], [3, 0, 0, 0, 2], [0, 1, 1, 1, 1]])
     summary = per_item.item_summary(counts, per_item.ABSOLUTE_LABELS)
     agreement = per_item.pairwise_agreement(counts, per_item.PAIRWISE_LABELS)
-    families = subsets.families_for(kind)
+    families = subsets.families_for(signed)
     assert [family.role for family in families] == ["similar", "disagree"]
-    assert all(family.kind == kind for family in families)
+    assert all(family.signed == signed for family in families)
     names = [name for family in families for name in family.subset_names]
-    assert list(subsets.batch_subsets(kind, summary, agreement)) == ["full", *names]
+    assert list(subsets.batch_subsets(signed, summary, agreement)) == ["full", *names]
     for family in families:
         assert family.default_subset in family.subset_names
         assert all(name.startswith(family.prefix) for name in family.subset_names)
-    assert subsets.families_for("unknown") == ()
 
 
 def test_family_defaults_and_titles() -> None:
     defaults = {
-        (family.kind, family.role): family.default_subset for family in subsets.SUBSET_FAMILIES
+        (family.signed, family.role): family.default_subset for family in subsets.SUBSET_FAMILIES
     }
     assert defaults == {
-        ("absolute", "similar"): "tukey_k1.5",
-        ("absolute", "disagree"): "top_entropy_10pct",
-        ("pairwise", "similar"): "most_ties_80pct",
-        ("pairwise", "disagree"): "least_agreement_80pct",
+        (False, "similar"): "tukey_k1.5",
+        (False, "disagree"): "top_entropy_10pct",
+        (True, "similar"): "most_ties_80pct",
+        (True, "disagree"): "least_agreement_80pct",
     }
     assert subsets.TUKEY_FENCES.title == "Similar quality"
     assert subsets.LEAST_AGREEMENT.title == "High disagreement"
@@ -122,16 +121,14 @@ def test_least_agreement_stable_ascending_with_floor() -> None:
 
 def test_batch_subsets_leave_out_unlabelled_items() -> None:
     counts = np.array([[0, 0, 0, 0, 0], [1, 2, 2, 0, 0], [0, 0, 5, 0, 0], [3, 0, 0, 0, 2]])
-    absolute = subsets.batch_subsets(
-        "absolute", per_item.item_summary(counts, per_item.ABSOLUTE_LABELS)
-    )
+    absolute = subsets.batch_subsets(False, per_item.item_summary(counts, per_item.ABSOLUTE_LABELS))
     assert absolute["full"].tolist() == [False, True, True, True]
     assert not any(mask[0] for mask in absolute.values())
     assert len(absolute) == 1 + 6 + 8
 
     summary = per_item.item_summary(counts, per_item.PAIRWISE_LABELS)
     pairwise = per_item.pairwise_agreement(counts, per_item.PAIRWISE_LABELS)
-    masks = subsets.batch_subsets("pairwise", summary, pairwise)
+    masks = subsets.batch_subsets(True, summary, pairwise)
     assert len(masks) == 1 + 8 + 8
     assert not any(mask[0] for mask in masks.values())
     # N = 3 labelled items, floor(3 * 60 / 100) = 1: item 2 has the most ties (5).

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from annotation.models import BatchKind, Item, Label, Participation
+from annotation.models import Item, Label, Participation
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from tests.factories import make_batch, make_participant
@@ -39,7 +39,7 @@ def labelled(kind, questionnaire=None, n_items=4, per_item=3, workers=3):
 
 
 def test_the_command_writes_each_items_annotators_annotations_and_soft_label(tmp_path):
-    batch = labelled(BatchKind.PAIRWISE, questionnaire=QUESTIONS)
+    batch = labelled("pairwise", questionnaire=QUESTIONS)
     path = tmp_path / "lewidi.json"
     call_command("export_labels", batch.slug, "--layout", "lewidi", "-o", str(path))
     document = json.loads(path.read_text(encoding="utf-8"))
@@ -75,7 +75,7 @@ def test_the_command_writes_each_items_annotators_annotations_and_soft_label(tmp
 
 
 def test_an_absolute_batch_without_questionnaire_through_the_api_and_the_page():
-    batch = labelled(BatchKind.ABSOLUTE)
+    batch = labelled("absolute")
     client = staff_client("admin")
     page = client.get(f"/manage/{batch.slug}/").content.decode()
     assert 'data-export="lewidi"' in page
@@ -94,7 +94,7 @@ def test_an_absolute_batch_without_questionnaire_through_the_api_and_the_page():
 
 
 def test_the_command_refuses_another_format_for_lewidi(tmp_path):
-    batch = labelled(BatchKind.ABSOLUTE, n_items=1, per_item=1, workers=1)
+    batch = labelled("absolute", n_items=1, per_item=1, workers=1)
     with pytest.raises(CommandError, match="json"):
         call_command(
             "export_labels", batch.slug, "--layout", "lewidi", "-o", str(tmp_path / "x.csv")

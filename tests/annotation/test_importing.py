@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import Batch, BatchKind, BatchState, Item, Query, Response
+from annotation.models import Batch, BatchState, Item, Query, Response
 from annotation.services import importing
 from annotation.services.batches import change_state, create_batch
 from annotation.services.importing import import_items
@@ -39,7 +39,7 @@ PAIRWISE_HEADER = [
 # --------------------------------------------------------------------------- helpers
 
 
-def new_batch(kind=BatchKind.ABSOLUTE, slug=None, per_item=7):
+def new_batch(kind="absolute", slug=None, per_item=7):
     return create_batch(slug=slug or f"imp-{kind}", kind=kind, annotations_per_item=per_item)
 
 
@@ -154,7 +154,7 @@ def test_good_csv_absolute(tmp_path):
 
 
 def test_good_jsonl_pairwise(tmp_path):
-    batch = new_batch(BatchKind.PAIRWISE, per_item=5)
+    batch = new_batch("pairwise", per_item=5)
     rows = [pairwise_row(i) for i in range(3)]
     rows[0]["gold"] = -2
     rows[1]["gold"] = [0, 1]
@@ -178,7 +178,7 @@ def test_good_jsonl_pairwise(tmp_path):
 
 
 def test_good_csv_pairwise_with_bom(tmp_path):
-    batch = new_batch(BatchKind.PAIRWISE, per_item=2)
+    batch = new_batch("pairwise", per_item=2)
     path = write_csv(
         tmp_path / "pairs.csv",
         [*PAIRWISE_HEADER, "gold", "note"],
@@ -359,7 +359,7 @@ def test_response_id_with_another_query_in_database(tmp_path):
 
 
 def test_pairwise_response_b_with_another_text_in_database(tmp_path):
-    batch = new_batch(BatchKind.PAIRWISE)
+    batch = new_batch("pairwise")
     query = Query.objects.create(query_id="q1", text="Question 1?")
     Response.objects.create(response_id="r1-b", query=query, text="Stored")
     path = write_jsonl(tmp_path / "x.jsonl", [pairwise_row(0), pairwise_row(1)])
@@ -370,7 +370,7 @@ def test_pairwise_response_b_with_another_text_in_database(tmp_path):
 
 
 def test_pairwise_same_response_twice(tmp_path):
-    batch = new_batch(BatchKind.PAIRWISE)
+    batch = new_batch("pairwise")
     path = write_jsonl(
         tmp_path / "x.jsonl", [pairwise_row(0, response_b_id="r0-a", response_b="Answer 0 A")]
     )
@@ -379,7 +379,7 @@ def test_pairwise_same_response_twice(tmp_path):
 
 
 def test_pairwise_missing_response_b(tmp_path):
-    batch = new_batch(BatchKind.PAIRWISE)
+    batch = new_batch("pairwise")
     path = write_jsonl(tmp_path / "x.jsonl", [pairwise_row(0, response_b=DROP)])
     assert rejected(batch, path) == [f"{path}:1: response_b: required key is missing"]
 
@@ -387,21 +387,21 @@ def test_pairwise_missing_response_b(tmp_path):
 @pytest.mark.parametrize(
     ("kind", "gold", "message"),
     [
-        (BatchKind.ABSOLUTE, 6, "6 is not in the label set 1..5"),
-        (BatchKind.ABSOLUTE, 0, "0 is not in the label set 1..5"),
-        (BatchKind.ABSOLUTE, [1, 9], "9 is not in the label set 1..5"),
-        (BatchKind.ABSOLUTE, 4.5, "4.5 is not an integer (the label set is 1..5)"),
-        (BatchKind.ABSOLUTE, True, "True is not an integer (the label set is 1..5)"),
-        (BatchKind.ABSOLUTE, ["4"], "'4' is not an integer (the label set is 1..5)"),
-        (BatchKind.ABSOLUTE, [], "must not be an empty list"),
-        (BatchKind.ABSOLUTE, "four", "'four' is not an integer or a list of integers"),
-        (BatchKind.PAIRWISE, 3, "3 is not in the label set -2..2"),
-        (BatchKind.PAIRWISE, -3, "-3 is not in the label set -2..2"),
+        ("absolute", 6, "6 is not in the label set 1..5"),
+        ("absolute", 0, "0 is not in the label set 1..5"),
+        ("absolute", [1, 9], "9 is not in the label set 1..5"),
+        ("absolute", 4.5, "4.5 is not an integer (the label set is 1..5)"),
+        ("absolute", True, "True is not an integer (the label set is 1..5)"),
+        ("absolute", ["4"], "'4' is not an integer (the label set is 1..5)"),
+        ("absolute", [], "must not be an empty list"),
+        ("absolute", "four", "'four' is not an integer or a list of integers"),
+        ("pairwise", 3, "3 is not in the label set -2..2"),
+        ("pairwise", -3, "-3 is not in the label set -2..2"),
     ],
 )
 def test_gold_out_of_label_set_jsonl(tmp_path, kind, gold, message):
     batch = new_batch(kind)
-    row = (absolute_row if kind == BatchKind.ABSOLUTE else pairwise_row)(0, gold=gold)
+    row = (absolute_row if kind == "absolute" else pairwise_row)(0, gold=gold)
     path = write_jsonl(tmp_path / "x.jsonl", [row])
     assert rejected(batch, path) == [f"{path}:1: gold: {message}"]
 

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
-from annotation.models import BatchKind, Participation
+from annotation.models import Participation
 from annotation.services import languages
 from annotation.services.exports.rows import iter_annotator_rows, iter_long_groups
 from tests.factories import make_batch
@@ -39,7 +39,7 @@ TRANSLATIONS = {
 
 def study(**settings):
     defaults = {
-        "kind": BatchKind.PAIRWISE,
+        "kind": "pairwise",
         "n_items": 2,
         "per_item": 2,
         "languages": ["en", "ja", "ar"],
@@ -236,19 +236,15 @@ def english_left(html: str, *allowed: str) -> set[str]:
     return set(parser.words) - NAMES - set(allowed)
 
 
-@pytest.mark.parametrize(
-    "kind", [BatchKind.PAIRWISE, BatchKind.ABSOLUTE, "similarity", "short_text"]
-)
+@pytest.mark.parametrize("kind", ["pairwise", "absolute", "similarity", "short_text"])
 def test_no_english_word_is_left_on_a_japanese_participants_pages(kind):
     if kind in ("similarity", "short_text"):
-        batch = study(kind=BatchKind.ABSOLUTE, questionnaire=[], translations={})
+        batch = study(kind="absolute", questionnaire=[], translations={})
         batch.kind = kind
         batch.save(update_fields=["kind"])
     else:
         ja = {key: value for key, value in TRANSLATIONS["ja"].items() if key != "scale_labels"}
-        batch = study(
-            kind=kind, translations={"ja": ja} if kind == BatchKind.ABSOLUTE else TRANSLATIONS
-        )
+        batch = study(kind=kind, translations={"ja": ja} if kind == "absolute" else TRANSLATIONS)
     batch.instructions, batch.consent_text = "説明です。", "同意です。"
     batch.save(update_fields=["instructions", "consent_text"])
     client = browser("ja")

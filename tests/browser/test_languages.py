@@ -26,7 +26,7 @@ import pytest
 from django.utils.translation import to_locale
 from playwright.sync_api import Page, expect
 
-from annotation.models import BatchKind, Label, Participation
+from annotation.models import Label, Participation
 from annotation.services import leasing, quality
 from annotation.services.batches import change_state, update_batch
 from annotation.services.importing import import_items
@@ -176,7 +176,7 @@ def test_a_japanese_then_an_arabic_participant_take_a_bilingual_pairwise_study(
     browser, live_server
 ):
     batch = make_batch(
-        kind=BatchKind.PAIRWISE,
+        kind="pairwise",
         n_items=2,
         per_item=2,
         languages=["en", "ja", "ar"],
@@ -252,7 +252,7 @@ def test_a_check_shown_b_first_and_a_pause_in_the_participants_language(
     first, and the participant who picks the right response as shown passes it."""
     monkeypatch.setattr(quality, "random", _ChecksShownBFirst(5))
     monkeypatch.setattr(leasing, "PAUSED_RETRY_AFTER_SECONDS", 1)
-    batch = make_batch(kind=BatchKind.PAIRWISE, n_items=2, per_item=1, languages=["en", language],
+    batch = make_batch(kind="pairwise", n_items=2, per_item=1, languages=["en", language],
                        check_every=1, completion_code="P4U-5E")  # fmt: skip
     check = (
         '{"item_id": "check-1", "query_id": "check-q", "query": "Attention", '

@@ -6,7 +6,7 @@ the soft label (each label's share of the annotations) — the whole distributio
 rather than a gold label. This module writes a batch's counted labels that way:
 
 * ``text``: the item's text fields (``query`` and ``response``; a pair: ``query``,
-  ``response_a``, ``response_b``);
+  ``response_a``, ``response_b``; then the texts a kind keeps in ``Item.content``);
 * ``annotation task`` (the batch's kind), ``number of annotations``;
 * ``annotators`` and ``annotations``: comma-separated, in submission order, the n-th
   annotation by the n-th annotator (pseudonyms; labels in the kind's canonical values);
@@ -40,7 +40,7 @@ def _label_set(batch: Batch) -> list[int]:
 def lewidi_document(batch: Batch, categories: CategoryFilter = NO_FILTER) -> dict:
     """The LeWiDi JSON object of the batch's counted labels (module docstring)."""
     label_set = _label_set(batch)
-    pairwise = batch.kind == "pairwise"
+    slots, contents = batch.task_kind.response_slots, batch.task_kind.content_texts
     by_item: dict[int, list[tuple[str, int, int]]] = defaultdict(list)
     labels = (
         batch_labels(batch, categories)
@@ -59,10 +59,10 @@ def lewidi_document(batch: Batch, categories: CategoryFilter = NO_FILTER) -> dic
         )
     fields = ["pk", "item_id", "query__query_id", "query__text", "query__category"]
     fields += ["query__subcategory"]
-    if pairwise:
-        fields += ["response_a__text", "response_b__text", "response_a__model", "response_b__model"]
-    else:
-        fields += ["response__text", "response__model"]
+    # the texts of the kind's responses, then the models that wrote them
+    fields += [f"{slot.field}__text" for slot in slots]
+    fields += [f"{slot.field}__model" for slot in slots]
+    fields += ["content"] if contents else []
     items = (
         batch_items(batch, categories)
         .filter(is_check=False, pk__in=list(by_item))
@@ -73,12 +73,11 @@ def lewidi_document(batch: Batch, categories: CategoryFilter = NO_FILTER) -> dic
     for row in items:
         pk, item_id, query_id, query, category, subcategory, *rest = row
         given = by_item[pk]
-        if pairwise:
-            text = {"query": query, "response_a": rest[0], "response_b": rest[1]}
-            models = {"model_a": rest[2], "model_b": rest[3]}
-        else:
-            text = {"query": query, "response": rest[0]}
-            models = {"model": rest[1]}
+        text = {"query": query, **{slot.field: rest[i] for i, slot in enumerate(slots)}}
+        models = {slot.model_key: rest[len(slots) + i] for i, slot in enumerate(slots)}
+        if contents:
+            kept = rest[-1] or {}
+            text.update({content.key: kept.get(content.key, "") for content in contents})
         counts = Counter(value for _, _, value in given)
         n = len(given)
         most = max(counts.values())

@@ -14,6 +14,7 @@ import numpy as np
 from django.db import transaction
 
 from analysis.services.analyses import write_report
+from annotation.kinds import kinds_reading, kinds_reading_text
 from annotation.models import Batch
 from core import audit
 from core.audit import Actor
@@ -34,7 +35,7 @@ from diversity.census.study import run_census
 __all__ = [
     "DEFAULT_DRAWS",
     "DEFAULT_SEED",
-    "HUMAN_BATCH_KIND",
+    "HUMAN_ANALYSIS",
     "JOB_KIND",
     "MAX_DRAWS",
     "analyse_census",
@@ -47,7 +48,8 @@ JOB_KIND = "census_analysis"
 DEFAULT_DRAWS = BOOTSTRAP_DRAWS
 DEFAULT_SEED = BOOTSTRAP_SEED
 MAX_DRAWS = 100_000
-HUMAN_BATCH_KIND = "short_text"
+# the kinds whose batches give the human side name this analysis in ``analyses``
+HUMAN_ANALYSIS = "census_norms"
 # Answers must be counted by the rule that counts the models' replies, or the two fields
 # are not comparable.
 HUMAN_BATCH_NORMALISER = "census"
@@ -68,11 +70,11 @@ def human_batch_of(slug: str | None) -> Batch | None:
     batch = Batch.objects.filter(slug=slug.strip()).first()
     if batch is None:
         raise InvalidInput("human_batch", f"there is no batch {slug.strip()!r}")
-    if batch.kind != HUMAN_BATCH_KIND:
+    if batch.kind not in kinds_reading(HUMAN_ANALYSIS):
         raise InvalidInput(
             "human_batch",
             f"batch {batch.slug!r} is a {batch.kind} batch; human answers come from a "
-            f"{HUMAN_BATCH_KIND} batch",
+            f"{kinds_reading_text(HUMAN_ANALYSIS)} batch",
         )
     normaliser = batch.task_kind.clean_settings(batch.kind_settings).get("normaliser")
     if normaliser != HUMAN_BATCH_NORMALISER:

@@ -35,7 +35,8 @@ from analysis.services.analyses import write_report
 from analysis.stats.bootstrap import correlate_sources_subsets
 from analysis.stats.correlation import CorrelationResult
 from analysis.stats.per_item import count_matrix, item_summary
-from annotation.models import Batch, BatchKind, Item
+from annotation.kinds import kinds_reading, kinds_reading_text
+from annotation.models import Batch, Item
 from core import audit, csv_files
 from core.audit import Actor
 from core.errors import InvalidInput, NotFound
@@ -62,7 +63,7 @@ __all__ = [
     "BASIS_TFIDF",
     "DEFAULT_DRAWS",
     "DEFAULT_SEED",
-    "HUMAN_BATCH_KIND",
+    "HUMAN_ANALYSIS",
     "JOB_KIND",
     "MAX_DRAWS",
     "QUERY_COLUMNS",
@@ -80,7 +81,8 @@ JOB_KIND = "corpus_analysis"
 DEFAULT_DRAWS = 1000
 DEFAULT_SEED = 0
 MAX_DRAWS = 100_000
-HUMAN_BATCH_KIND = BatchKind.ABSOLUTE
+# the kinds whose batches give the human side name this analysis in ``analyses``
+HUMAN_ANALYSIS = "corpus_typicality"
 BASIS_EMBEDDINGS = "embeddings"
 BASIS_TFIDF = "tfidf"
 # the points of each query's top-N curve the per-query table shows
@@ -117,11 +119,11 @@ def human_batch_of(slug) -> Batch | None:
     batch = Batch.objects.filter(slug=slug.strip()).first()
     if batch is None:
         raise InvalidInput("human_batch", f"there is no batch {slug.strip()!r}")
-    if batch.kind != HUMAN_BATCH_KIND:
+    if batch.kind not in kinds_reading(HUMAN_ANALYSIS):
         raise InvalidInput(
             "human_batch",
             f"batch {batch.slug!r} is a {batch.kind} batch; a response's rating comes from "
-            f"an {HUMAN_BATCH_KIND} batch",
+            f"an {kinds_reading_text(HUMAN_ANALYSIS)} batch",
         )
     return batch
 
@@ -276,7 +278,7 @@ def linked_batches(corpus: Corpus, human_batch: Batch | None = None) -> list[Bat
     batches = list(
         Batch.objects.filter(
             pk__in=CorpusSelection.objects.filter(corpus=corpus).values("batch"),
-            kind=HUMAN_BATCH_KIND,
+            kind__in=kinds_reading(HUMAN_ANALYSIS),
         ).order_by("slug")
     )
     if human_batch is not None and all(b.pk != human_batch.pk for b in batches):

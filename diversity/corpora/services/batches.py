@@ -39,7 +39,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 
-from annotation.models import Batch, BatchKind
+from annotation.models import Batch
 from annotation.services.batches import create_batch
 from annotation.services.importing import import_items
 from core.audit import Actor
@@ -321,7 +321,7 @@ def make_batch(
         with transaction.atomic():
             batch = create_batch(
                 slug=slug,
-                kind=BatchKind.ABSOLUTE,
+                kind="absolute",  # the items file _write_items writes is absolute's
                 title=title or f"{corpus.name}: {SelectionRule(rule).label}",
                 actor=actor,
                 **design,

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from django.db import transaction
 
 from analysis.services.analyses import write_report
+from annotation.kinds import kinds_reading, kinds_reading_text
 from annotation.models import Batch
 from core import audit
 from core.audit import Actor
@@ -43,7 +44,7 @@ from diversity.genie.scoring import (
 __all__ = [
     "DEFAULT_DRAWS",
     "DEFAULT_SEED",
-    "HUMAN_BATCH_KIND",
+    "HUMAN_ANALYSIS",
     "JOB_KIND",
     "MAX_DRAWS",
     "analyse_genie",
@@ -57,7 +58,8 @@ JOB_KIND = "genie_analysis"
 DEFAULT_DRAWS = BOOTSTRAP_DRAWS
 DEFAULT_SEED = BOOTSTRAP_SEED
 MAX_DRAWS = 100_000
-HUMAN_BATCH_KIND = "similarity"
+# the kinds whose batches give the human side name this analysis in ``analyses``
+HUMAN_ANALYSIS = "genie"
 
 
 # --------------------------------------------------------------------------- parameters
@@ -73,11 +75,11 @@ def human_batch_of(slug) -> Batch | None:
     batch = Batch.objects.filter(slug=slug.strip()).first()
     if batch is None:
         raise InvalidInput("human_batch", f"there is no batch {slug.strip()!r}")
-    if batch.kind != HUMAN_BATCH_KIND:
+    if batch.kind not in kinds_reading(HUMAN_ANALYSIS):
         raise InvalidInput(
             "human_batch",
             f"batch {batch.slug!r} is a {batch.kind} batch; human similarities come from a "
-            f"{HUMAN_BATCH_KIND} batch",
+            f"{kinds_reading_text(HUMAN_ANALYSIS)} batch",
         )
     return batch
 
@@ -216,7 +218,7 @@ def _batch_for(genie_set: GenieSet, slug: str | None) -> Batch | None:
     if slug:
         return human_batch_of(slug)
     linked = genie_set.human_batch
-    return linked if linked is not None and linked.kind == HUMAN_BATCH_KIND else None
+    return linked if linked is not None and linked.kind in kinds_reading(HUMAN_ANALYSIS) else None
 
 
 @register_job_kind(JOB_KIND, can_view=can_analyse_genie)
