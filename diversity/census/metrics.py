@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.stats.resampling import percentile_bounds, resample_indices
 from diversity.census.categories import modal_answer
 from diversity.census.field import AnswerField
 
@@ -155,9 +156,9 @@ def surprisal_ci(
     """
     sums = np.array([sum(score.surprisals) for score in scores])
     counts = np.array([score.n_answers for score in scores])
-    drawn = np.random.default_rng(seed).integers(0, len(scores), size=(draws, len(scores)))
+    drawn = resample_indices(len(scores), draws, seed)
     values = sums[drawn].sum(axis=1) / counts[drawn].sum(axis=1)
-    low, high = np.percentile(values, percentiles)
+    low, high = percentile_bounds(values, percentiles)
     return float(low), float(high)
 
 
