@@ -5,8 +5,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from annotation.models import Batch, Label, LabelStatus
+from diversity.census.core.normalise import merge_plurals
 from diversity.census.models import Census, CensusNorm
-from diversity.census.normalise import merge_plurals
 from diversity.census.norms import CategoryNorm, PublishedNorms
 from diversity.census.transcripts import CensusRecord
 

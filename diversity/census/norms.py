@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from core import json_text
-from diversity.census.categories import (
+from diversity.census.core.categories import (
     FREQUENT_SHARE,
     frequent_answer_count,
     modal_answer,

@@ -32,10 +32,10 @@ import io
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import IO, Any
 
 from core import json_text
+from diversity.census.core.records import CensusRecord
 from diversity.census.sources import CensusInputError, read_text, source_name
 
 __all__ = [
@@ -57,16 +57,6 @@ DEFAULT_TEXT_MAX = 200_000
 MAX_NAME_CHARS = 200
 _TRANSCRIPT_EXTENSIONS = (".json",)
 _FLAT_EXTENSIONS = (".jsonl", ".csv")
-
-
-@dataclass(frozen=True)
-class CensusRecord:
-    """One cell of the census: what ``model`` replied in run ``run`` of ``category``."""
-
-    model: str
-    category: str
-    run: int
-    reply: str | None
 
 
 # A record with the place it came from, so that duplicates can name both places.

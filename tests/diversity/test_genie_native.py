@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from diversity.genie import native
+from diversity.genie.core.scoring import document_scores, question_scores
 from diversity.genie.records import JudgmentFileError, read_judgment_file
-from diversity.genie.scoring import document_scores, question_scores
 from tests.diversity import genie_native_set as genie
 
 

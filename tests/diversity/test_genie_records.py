@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from diversity.genie.core.scoring import document_scores
 from diversity.genie.records import COLUMNS, Judgment, JudgmentFileError, read_judgments
-from diversity.genie.scoring import document_scores
 
 ROW = {
     "prompt_id": "p1",

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from diversity.census.field import AnswerField
+from diversity.census.core.field import AnswerField
 
 __all__ = [
     "FREQUENT_SHARE",

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from diversity.census.normalise import failed_reason, merge_plurals, normalise_reply
-from diversity.census.transcripts import CensusRecord
+from diversity.census.core.normalise import failed_reason, merge_plurals, normalise_reply
+from diversity.census.core.records import CensusRecord
 
 __all__ = ["AnswerField", "FailedCell", "build_field"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.stats.resampling import percentile_bounds, resample_indices
-from diversity.genie.pairs import pair_similarities
-from diversity.genie.records import Judgment
+from diversity.genie.core.judgments import Judgment
+from diversity.genie.core.pairs import pair_similarities
 
 __all__ = [
     "BOOTSTRAP_DRAWS",

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.stats.resampling import percentile_bounds, resample_indices
-from diversity.census.categories import modal_answer
-from diversity.census.field import AnswerField
+from diversity.census.core.categories import modal_answer
+from diversity.census.core.field import AnswerField
 
 __all__ = [
     "BOOTSTRAP_DRAWS",
