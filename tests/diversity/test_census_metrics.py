@@ -197,7 +197,7 @@ def test_answerer_without_any_valid_answer_is_not_in_the_field():
 
 
 def reference_ci(scores, draws, seed):
-    """The CENSUS.md bootstrap written as a plain loop, one draw at a time."""
+    """The docs/CENSUS.md "Bootstrap interval" written as a plain loop, one draw at a time."""
     rng = np.random.default_rng(seed)
     values = []
     for _ in range(draws):

@@ -1,4 +1,4 @@
-"""Per-category census figures (CENSUS.md, "Per-category figures"): how concentrated the whole
+"""Per-category census figures (docs/CENSUS.md, "Per-category figures"): how concentrated the whole
 field's answers to one category are.
 
 Every answerer's valid answers in the category are pooled (sorted answerer order, run order);

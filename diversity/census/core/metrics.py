@@ -1,5 +1,5 @@
-"""Per-answerer census metrics (CENSUS.md, "Per-model metrics"): how far an answerer's choices
-stray from everyone else's.
+"""Per-answerer census metrics (docs/CENSUS.md, "Per-model metrics" and "Bootstrap interval"):
+how far an answerer's choices stray from everyone else's.
 
 For answerer *m* and category *c*: *mine* = m's valid answers in c (run order); *others* = the
 other answerers' answers in c, concatenated in sorted answerer order, each in run order. A

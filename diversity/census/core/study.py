@@ -28,7 +28,7 @@ class CensusResult:
 def run_census(
     records: Iterable[CensusRecord], draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED
 ) -> CensusResult:
-    """Normalise, merge plurals, and compute every CENSUS.md figure for the records."""
+    """Normalise, merge plurals, and compute every docs/CENSUS.md figure for the records."""
     answer_field = build_field(records)
     return CensusResult(
         field=answer_field,

@@ -1,4 +1,4 @@
-"""Analysing a census: the CENSUS.md figures of its stored replies, set against human norms.
+"""Analysing a census: the docs/CENSUS.md figures of its stored replies, set against human norms.
 
 ``analyse_census`` builds the report (ANALYSIS.md, "One-Word Census"); the
 ``census_analysis`` job runs it and keeps the report as a job file, so the census page, the
