@@ -11,8 +11,11 @@ The kind-independent machinery shared by the all-or-nothing importers (items in
 * ``decoded_lines`` reads a binary (or text) file one physical line at a time, so that
   a bad byte is reported with its line number; ``jsonl_rows`` and ``csv_rows`` turn the
   lines into (line number, row) pairs, a row being ``None`` where the record is broken
-  (its problem is already collected). ``json_object`` parses one JSONL line;
-  ``required_value`` reports a required key that a row lacks or leaves empty.
+  (its problem is already collected). ``json_object`` parses one JSONL line,
+  ``json_document`` a whole JSON file or cell; ``required_value`` reports a required key
+  that a row lacks or leaves empty. Readers that take a whole decoded text (census, Genie)
+  use ``jsonl_text_rows`` and collect into a ``ProblemList``; each problem has one wording
+  (``not_an_object``, ``field_count_problem``) whichever reader finds it.
 * ``chunks`` splits ids for ``__in`` look-ups; ``RowInserter`` is a multi-row
   ``INSERT``, ``BULK_BATCH_SIZE`` rows at a time.
 """
@@ -38,18 +41,25 @@ __all__ = [
     "CHUNK_SIZE",
     "Fingerprint",
     "MAX_LISTED_PROBLEMS",
+    "NOT_JSON",
     "SUPPORTED_FORMATS",
+    "Collector",
     "ImportRejected",
+    "ProblemList",
     "Problems",
     "RowInserter",
     "chunks",
     "csv_rows",
     "decoded_lines",
+    "field_count_problem",
     "fingerprint",
     "format_of",
+    "json_document",
     "json_object",
     "json_type",
     "jsonl_rows",
+    "jsonl_text_rows",
+    "not_an_object",
     "open_source",
     "reject_json_constant",
     "required_value",
@@ -215,40 +225,110 @@ def reject_json_constant(name: str):
     raise ValueError(f"{name} is not allowed")
 
 
-def json_object(
-    number: int, text: str, problems: Problems, *, allow_constants: bool = False
-) -> dict | None:
-    """The JSON object on line ``number``, or ``None`` with the problem collected.
+class ProblemList:
+    """``Problems``' ``add`` for the readers that keep every problem in a plain list, in the
+    order found, and reject the input at the end (the census and Genie readers)."""
 
-    ``NaN``, ``Infinity`` and ``-Infinity`` are invalid JSON unless ``allow_constants``.
+    def __init__(self, name: str, problems: list[str]):
+        self.name = name
+        self.problems = problems
+
+    def add(self, line: int, field: str, message: str) -> None:
+        self.problems.append(f"{self.name}:{line}: {field}: {message}")
+
+
+# Anything with Problems.add: a Problems, or a ProblemList.
+Collector = Problems | ProblemList
+
+# json_document's answer when the text is not a JSON document (``None`` is a valid one).
+NOT_JSON = object()
+
+
+def not_an_object(value: Any) -> str:
+    """The one wording of a row (a JSONL line, a JSON array's element) that is no object."""
+    return f"not a JSON object (found {json_type(value)})"
+
+
+def json_document(
+    text: str,
+    problems: Collector,
+    *,
+    field: str = "file",
+    line: int | None = None,
+    allow_constants: bool = False,
+) -> Any:
+    """The JSON value of ``text``, or ``NOT_JSON`` with the problem collected.
+
+    The problem, ``not valid JSON: REASON at column N``, is at ``line`` when given (one
+    JSONL line: its text ends in the newline, where a cut-off record fails), else at the
+    line of the error within ``text``. ``NaN``, ``Infinity`` and ``-Infinity`` are invalid
+    JSON unless ``allow_constants``; so is nesting deeper than ``JSON_MAX_DEPTH``.
     """
     try:
-        row = json_text.loads(
+        return json_text.loads(
             text, parse_constant=None if allow_constants else reject_json_constant
         )
     except json.JSONDecodeError as error:
         # some of Python's messages end in "at" ("Invalid control character at")
         reason = error.msg.removesuffix(" at")
-        problems.add(number, "row", f"not valid JSON: {reason} at column {error.colno}")
-        return None
+        at = error.lineno if line is None else line
+        problems.add(at, field, f"not valid JSON: {reason} at column {error.colno}")
     except (ValueError, RecursionError) as error:
-        problems.add(number, "row", f"not valid JSON: {error}")
+        problems.add(1 if line is None else line, field, f"not valid JSON: {error}")
+    return NOT_JSON
+
+
+def json_object(
+    number: int, text: str, problems: Collector, *, allow_constants: bool = False
+) -> dict | None:
+    """The JSON object on line ``number``, or ``None`` with the problem collected.
+
+    ``NaN``, ``Infinity`` and ``-Infinity`` are invalid JSON unless ``allow_constants``.
+    """
+    row = json_document(text, problems, field="row", line=number, allow_constants=allow_constants)
+    if row is NOT_JSON:
         return None
     if not isinstance(row, dict):
-        problems.add(number, "row", f"not a JSON object (found {json_type(row)})")
+        problems.add(number, "row", not_an_object(row))
         return None
     return row
 
 
-def jsonl_rows(handle: IO, problems: Problems) -> Iterator[tuple[int, dict | None]]:
-    """(line number, object) for each non-blank line; ``None`` for a broken one."""
+def jsonl_rows(
+    handle: IO, problems: Problems, *, allow_constants: bool = False, undecodable: bool = True
+) -> Iterator[tuple[int, dict | None]]:
+    """(line number, object) for each non-blank line; ``None`` for a broken one.
+
+    A line that is not valid UTF-8 (already a problem) comes as ``None`` too, unless
+    ``undecodable`` is false: then it is no record at all (the score importer counts
+    records, and such a line never was one).
+    """
     for number, text, clean in decoded_lines(handle, problems):
         if not clean:
-            yield number, None  # reported by decoded_lines
+            if undecodable:
+                yield number, None  # reported by decoded_lines
             continue
         if not text.strip():
             continue
-        yield number, json_object(number, text, problems)
+        yield number, json_object(number, text, problems, allow_constants=allow_constants)
+
+
+def jsonl_text_rows(
+    text: str, problems: Collector, *, allow_constants: bool = False
+) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a whole decoded text; a broken
+    line is left out, its problem collected (as ``jsonl_rows`` words it)."""
+    # Split on "\n" only: str.splitlines() also breaks at U+2028 etc., valid inside JSON strings.
+    for number, content in enumerate(text.split("\n"), start=1):
+        if content.strip():
+            row = json_object(number, content, problems, allow_constants=allow_constants)
+            if row is not None:
+                yield number, row
+
+
+def field_count_problem(expected: int, found: int) -> str:
+    """The one wording of a CSV record with another number of fields than the header."""
+    return f"expected {expected} fields as in the header, found {found}"
 
 
 def csv_rows(
@@ -283,9 +363,7 @@ def csv_rows(
             _check_header(header, required, problems)
             continue
         if len(fields) != len(header):
-            problems.add(
-                start, "row", f"expected {len(header)} fields as in the header, found {len(fields)}"
-            )
+            problems.add(start, "row", field_count_problem(len(header), len(fields)))
             yield start, None
             continue
         yield start, {column: value for column, value in zip(header, fields, strict=True) if column}

@@ -111,3 +111,39 @@ def test_the_statistics_core_is_pure():
             if not imported.startswith("analysis.stats")
         ]
     assert wrong == []
+
+
+# The pure cores of the diversity apps, and the project modules (themselves pure, checked
+# here too) that they may use besides themselves.
+PURE_CORES = ["diversity/census/core", "diversity/genie/core", "diversity/homogeneity"]
+PURE_SHARED = ["analysis/stats", "annotation/normalisers/census.py"]
+
+
+def _pure_paths(relative: str) -> list[Path]:
+    path = ROOT / relative
+    return [path] if path.suffix == ".py" else sorted(path.rglob("*.py"))
+
+
+def test_the_diversity_cores_are_pure():
+    """The figures of the census, Genie and homogeneity take records and arrays, never the
+    database: no Django, and of the project only pure modules (a Django app module would
+    bring Django in with it)."""
+    allowed = tuple(
+        _module_name(path)
+        for relative in PURE_CORES + PURE_SHARED
+        for path in _pure_paths(relative)
+    )
+    wrong = []
+    for relative in PURE_CORES + PURE_SHARED:
+        paths = _pure_paths(relative)
+        assert paths, relative
+        for path in paths:
+            name = _module_name(path)
+            if "django" in _all_imports(path):
+                wrong.append(f"{name} imports django")
+            wrong += [
+                f"{name} imports {imported}"
+                for imported in _imports(path)
+                if not any(imported == a or imported.startswith(f"{a}.") for a in allowed)
+            ]
+    assert wrong == []

@@ -35,7 +35,6 @@ import dataclasses
 import json
 import math
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -102,17 +101,6 @@ def _resolve_batch(batch: Batch | str | None) -> Batch | None:
     if found is None:
         raise InvalidInput("batch", f"batch {slug!r} does not exist")
     return found
-
-
-# --------------------------------------------------------------------------- reading
-
-
-def _jsonl_rows(handle: IO, problems: Problems) -> Iterator[tuple[int, dict | None]]:
-    """Like ``tabular.jsonl_rows``, but ``NaN``/``Infinity`` parse (to be named at
-    ``score``), and a line that is not valid UTF-8 (already a problem) is no record."""
-    for number, text, clean in tabular.decoded_lines(handle, problems):
-        if clean and text.strip():
-            yield number, tabular.json_object(number, text, problems, allow_constants=True)
 
 
 # --------------------------------------------------------------------------- validating
@@ -442,7 +430,9 @@ def _validate(handle: IO, name: str, fmt: str, batch: Batch | None) -> _Plan:
     problems = Problems(name)
     validator = _Validator(problems, batch, csv_header=fmt == "csv")
     rows = (
-        _jsonl_rows(handle, problems)
+        # NaN/Infinity parse, to be named at ``score``; a line that is not valid UTF-8
+        # (already a problem) is no record, so it does not hide "contains no scores"
+        tabular.jsonl_rows(handle, problems, allow_constants=True, undecodable=False)
         if fmt == "jsonl"
         else tabular.csv_rows(handle, problems, REQUIRED)
     )

@@ -6,7 +6,7 @@ A batch chooses its normaliser by name (``NORMALISERS``); each is a pure functio
 ``str -> str | None`` whose ``None`` means a *failed cell*: the text gives no answer under
 that rule (``"Soufflé"`` under ``census``: no candidate word).
 
-* ``census`` — the One-Word Census rule (``census.normalise_reply``, CENSUS.md): junk
+* ``census`` — the One-Word Census rule (``census.normalise_reply``, docs/CENSUS.md): junk
   guard, lowercase, punctuation and emoji out, the last word of ``a``–``z``/``-`` (or of
   digits). For one-word answers; the default.
 * ``lowercase`` — trim, lowercase, collapse inner whitespace, strip surrounding

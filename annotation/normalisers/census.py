@@ -1,5 +1,5 @@
-"""The One-Word Census rule: from a raw reply to the one answer it gives (CENSUS.md,
-"Failed cells", "Normalising a reply to one answer" and "Plural merge").
+"""The One-Word Census rule: from a raw reply to the one answer it gives (docs/CENSUS.md,
+"Failed cells", "Normalising a reply" and "Plural merge").
 
 The one home of the rule: the census of model replies (``diversity.census``) and the
 ``short_text`` kind's ``census`` normaliser (a crowdworker's one-word answer) both use it,
@@ -59,7 +59,8 @@ _CANDIDATE = re.compile(r"[a-z-]{2,}|[0-9]+", re.ASCII)
 
 
 def _raw_reason(reply: str | None) -> FailedReason | None:
-    """The first junk-guard rule the raw reply breaks, in CENSUS.md's order, or ``None``."""
+    """The first junk-guard rule the raw reply breaks, or ``None``; the rules are tried in the
+    order of docs/CENSUS.md, "Failed cells"."""
     if reply is None or not reply.strip():
         return FailedReason.EMPTY
     if _INSTRUCTION_MARKER.search(reply):

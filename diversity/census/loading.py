@@ -5,8 +5,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from annotation.models import Batch, Label, LabelStatus
+from diversity.census.core.normalise import merge_plurals
 from diversity.census.models import Census, CensusNorm
-from diversity.census.normalise import merge_plurals
 from diversity.census.norms import CategoryNorm, PublishedNorms
 from diversity.census.transcripts import CensusRecord
 
@@ -65,8 +65,9 @@ def human_answers(batch: Batch) -> HumanAnswers:
     """The counted labels of a ``short_text`` batch as answers per category.
 
     Each label's ``answer`` (the normalised answer) counts, in submission order (the mode's
-    ties go to the answer given first); within each category the plural merge of CENSUS.md
-    is applied, as to the model field, so that both sides count answers the same way.
+    ties go to the answer given first); within each category the plural merge (docs/CENSUS.md,
+    "Plural merge") is applied, as to the model field, so that both sides count answers the
+    same way.
     """
     rows = (
         Label.objects.filter(batch=batch, status=LabelStatus.COUNTED)

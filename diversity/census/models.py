@@ -1,7 +1,7 @@
 """What a census keeps: the imported replies, the files they came from, and human norms.
 
 Replies are stored **verbatim** (``CensusAnswer.reply``, ``None`` for a missing one): the
-junk guard, the normalisation to one answer and the plural merge of CENSUS.md run at
+junk guard, the normalisation to one answer and the plural merge of docs/CENSUS.md run at
 analysis time through the pure ``diversity.census`` modules, so a change of those rules
 applies to every stored census on its next analysis and nothing needs re-importing.
 """

@@ -16,15 +16,14 @@ least 5 % of people. Two ways in:
   from the human norms so that the platform can show them next to the field it computes.
 """
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from core import json_text
-from diversity.census.categories import (
+from core.tabular import NOT_JSON, ProblemList, json_document
+from diversity.census.core.categories import (
     FREQUENT_SHARE,
     frequent_answer_count,
     modal_answer,
@@ -84,14 +83,9 @@ def read_norms_file(source: str | os.PathLike | IO, name: str | None = None) -> 
     text = read_text(source, name, problems)
     if text is None:
         raise CensusInputError(problems)
-    try:
-        document = json_text.loads(text)
-    except json.JSONDecodeError as error:
-        raise CensusInputError(
-            [f"{name}:{error.lineno}: file: not valid JSON: {error.msg} (column {error.colno})"]
-        ) from error
-    except RecursionError as error:
-        raise CensusInputError([f"{name}:1: file: not valid JSON: nested too deeply"]) from error
+    document = json_document(text, ProblemList(name, problems), allow_constants=True)
+    if document is NOT_JSON:
+        raise CensusInputError(problems)
     rows = document.get("per_category") if isinstance(document, dict) else None
     if not isinstance(rows, list):
         raise CensusInputError([f"{name}: per_category: missing or not a list"])

@@ -29,13 +29,18 @@ Pure: takes paths and file objects (binary or text), never the database.
 
 import csv
 import io
-import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import IO, Any
 
-from core import json_text
+from core.tabular import (
+    NOT_JSON,
+    ProblemList,
+    field_count_problem,
+    json_document,
+    jsonl_text_rows,
+)
+from diversity.census.core.records import CensusRecord
 from diversity.census.sources import CensusInputError, read_text, source_name
 
 __all__ = [
@@ -57,16 +62,6 @@ DEFAULT_TEXT_MAX = 200_000
 MAX_NAME_CHARS = 200
 _TRANSCRIPT_EXTENSIONS = (".json",)
 _FLAT_EXTENSIONS = (".jsonl", ".csv")
-
-
-@dataclass(frozen=True)
-class CensusRecord:
-    """One cell of the census: what ``model`` replied in run ``run`` of ``category``."""
-
-    model: str
-    category: str
-    run: int
-    reply: str | None
 
 
 # A record with the place it came from, so that duplicates can name both places.
@@ -208,15 +203,8 @@ def _transcript_records(
     text = read_text(file, name, problems)
     if text is None:
         return []
-    try:
-        transcript = json_text.loads(text)
-    except json.JSONDecodeError as error:
-        problems.append(
-            f"{name}:{error.lineno}: file: not valid JSON: {error.msg} (column {error.colno})"
-        )
-        return []
-    except RecursionError:
-        problems.append(f"{name}:1: file: not valid JSON: nested too deeply")
+    transcript = json_document(text, ProblemList(name, problems), allow_constants=True)
+    if transcript is NOT_JSON:
         return []
     if not isinstance(transcript, dict):
         problems.append(f"{name}: (top level): must be an object, not {_type_name(transcript)}")
@@ -309,22 +297,8 @@ def _flat_records(file: str | os.PathLike | IO, name: str, problems: list[str]) 
 
 
 def _jsonl_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int, dict]]:
-    # Split on "\n" only: str.splitlines() also breaks at U+2028 etc., valid inside JSON strings.
-    for line, content in enumerate(text.split("\n"), start=1):
-        if not content.strip():
-            continue
-        try:
-            row = json_text.loads(content)
-        except json.JSONDecodeError as error:
-            problems.append(f"{name}:{line}: row: not valid JSON: {error.msg}")
-            continue
-        except RecursionError:
-            problems.append(f"{name}:{line}: row: not valid JSON: nested too deeply")
-            continue
-        if not isinstance(row, dict):
-            problems.append(f"{name}:{line}: row: must be an object, not {_type_name(row)}")
-            continue
-        yield line, row
+    # NaN/Infinity parse: the field checks name them where they are not allowed
+    return jsonl_text_rows(text, ProblemList(name, problems), allow_constants=True)
 
 
 def _csv_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int, dict]]:
@@ -346,9 +320,7 @@ def _csv_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int, 
         if not any(field.strip() for field in fields):
             continue
         if len(fields) != len(header):
-            problems.append(
-                f"{name}:{start}: row: {len(fields)} fields where the header has {len(header)}"
-            )
+            problems.append(f"{name}:{start}: row: {field_count_problem(len(header), len(fields))}")
             continue
         yield start, dict(zip(header, fields, strict=True))
 

@@ -56,10 +56,10 @@ class RunCensusForm(forms.Form):
         min_value=1,
         max_value=MAX_DRAWS,
         initial=DEFAULT_DRAWS,
-        help_text="For the 90 % intervals of surprisal (CENSUS.md: 2,000).",
+        help_text="For the 90 % intervals of surprisal (docs/CENSUS.md: 2,000).",
     )
     seed = forms.IntegerField(
-        label="Seed", min_value=0, initial=DEFAULT_SEED, help_text="CENSUS.md: 7."
+        label="Seed", min_value=0, initial=DEFAULT_SEED, help_text="docs/CENSUS.md: 7."
     )
     human_batch = forms.ChoiceField(
         label="Human batch",

@@ -1,14 +1,9 @@
 """Genie: feature-level novelty of a document against a population.
 
-Pure Python and numpy, no Django: ``records`` is the judgment record and its file format
+The figures live in ``core`` (pure Python and numpy, no Django: pairs, scoring, comparison,
+agreement, exports, report). Beside it, the readers: ``records`` is the judgment file format
 (documented there), read by ``rows`` (JSON lines, JSON, CSV); ``native`` and ``native_pairs``
-read GENIE's own files (similarity, answers, questions); ``pairs`` reduces judgments to one
-similarity per answer pair and
-aligns the ``llm`` and ``human`` sources; ``scoring`` computes question and feature novelty and
-their bootstrap summaries; ``comparison`` compares models and methods (two-stage bootstrap,
-paired permutation over prompts); ``exports`` writes GENIE's ``genie.jsonl``/``q_genie.jsonl``;
-``agreement`` measures how far human and LLM judgments of the
-same pairs agree; ``report`` turns results into JSON-able dicts.
+read GENIE's own files (similarity, answers, questions).
 
 The package is also the ``genie`` Django app (``apps``), which builds on those modules and is
 the only part that touches the database: ``models`` (a set and its judgment rows),

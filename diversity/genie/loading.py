@@ -4,8 +4,8 @@ batch's counted labels as human judgments of the set's pairs."""
 from dataclasses import dataclass, replace
 
 from annotation.models import Batch, Item, Label, LabelStatus
+from diversity.genie.core.pairs import PairKey
 from diversity.genie.models import GenieSet
-from diversity.genie.pairs import PairKey
 from diversity.genie.records import Judgment
 
 __all__ = ["BatchJudgments", "PAIR_KEYS", "batch_judgments", "set_judgments"]

@@ -8,7 +8,8 @@
   number in that order; a column that lacks an index key gives ``null`` there.
 * ``.csv``: RFC 4180 with a header row; a row's line is the line its record starts on.
 
-Every JSON document or line goes through ``core.json_text`` (the nesting limit). Problems
+Every JSON document or line is parsed by ``core.tabular`` (one wording for every problem,
+the nesting limit of ``core.json_text``). Problems
 are appended as ``FILE:LINE: field: message``. Pure Python, no Django.
 """
 
@@ -20,7 +21,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO
 
-from core import json_text
+from core.tabular import (
+    NOT_JSON,
+    ProblemList,
+    field_count_problem,
+    json_document,
+    jsonl_text_rows,
+    not_an_object,
+)
 from core.text_files import read_text
 
 __all__ = ["FileRows", "file_name_of", "read_rows"]
@@ -62,26 +70,13 @@ def read_rows(file: str | os.PathLike | IO, name: str, problems: list[str]) -> F
 
 
 def _jsonl_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int, dict]]:
-    # Split on "\n" only: str.splitlines() also breaks at U+2028 etc., valid inside JSON strings.
-    for line, content in enumerate(text.split("\n"), start=1):
-        if not content.strip():
-            continue
-        try:
-            row = json_text.loads(content)
-        except json.JSONDecodeError as error:
-            problems.append(f"{name}:{line}: row: not valid JSON: {error.msg}")
-            continue
-        if not isinstance(row, dict):
-            problems.append(f"{name}:{line}: row: must be a JSON object")
-            continue
-        yield line, row
+    # NaN/Infinity parse: the field checks name them where they are not allowed
+    return jsonl_text_rows(text, ProblemList(name, problems), allow_constants=True)
 
 
 def _json_rows(text: str, name: str, problems: list[str]) -> list[tuple[int, dict]]:
-    try:
-        document = json_text.loads(text)  # the nesting limit first, then the whole parse
-    except json.JSONDecodeError as error:
-        problems.append(f"{name}:{error.lineno}: file: not valid JSON: {error.msg}")
+    document = json_document(text, ProblemList(name, problems), allow_constants=True)
+    if document is NOT_JSON:
         return []
     if isinstance(document, list):
         rows = []
@@ -89,7 +84,7 @@ def _json_rows(text: str, name: str, problems: list[str]) -> list[tuple[int, dic
             if isinstance(row, dict):
                 rows.append((line, row))
             else:
-                problems.append(f"{name}:{line}: row: must be a JSON object")
+                problems.append(f"{name}:{line}: row: {not_an_object(row)}")
         return rows
     if (
         isinstance(document, dict)
@@ -150,9 +145,7 @@ def _csv_rows(text: str, name: str, problems: list[str]) -> FileRows | None:
         if not any(field.strip() for field in fields):
             continue
         if len(fields) != len(header):
-            problems.append(
-                f"{name}:{start}: row: {len(fields)} fields where the header has {len(header)}"
-            )
+            problems.append(f"{name}:{start}: row: {field_count_problem(len(header), len(fields))}")
             continue
         rows.append((start, dict(zip(header, fields, strict=True))))
     return FileRows(rows, header)

@@ -31,8 +31,9 @@ from core.jobs.pages import job_status, start_job_from_page
 from core.jobs.subject_pages import active_job, cached_charts, failed_job, report_or_404
 from core.models import Job
 from core.tabular import ImportRejected
-from diversity.genie import exports, plots, presentation, selectors
+from diversity.genie import plots, presentation, selectors
 from diversity.genie.access import can_analyse_genie, can_import_genie, can_view_genie
+from diversity.genie.core import exports
 from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import (
     DEFAULT_DRAWS,

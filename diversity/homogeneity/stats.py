@@ -12,6 +12,8 @@ import numpy as np
 from scipy.cluster.hierarchy import leaves_list, linkage, optimal_leaf_ordering
 from scipy.spatial.distance import squareform
 
+from analysis.stats.resampling import level_percentiles, percentile_bounds, resample_counts
+
 __all__ = [
     "HISTOGRAM_BINS",
     "CurveInterval",
@@ -101,18 +103,13 @@ def bootstrap_curve(
     low = np.full(n_points, np.nan)
     high = np.full(n_points, np.nan)
     if n_queries and draws > 0:
-        rng = np.random.default_rng(seed)
-        picks = rng.integers(0, n_queries, size=(draws, n_queries))
-        offsets = (np.arange(draws) * n_queries)[:, None]
-        weights = np.bincount((picks + offsets).ravel(), minlength=draws * n_queries)
-        weights = weights.reshape(draws, n_queries).astype(np.float64)
+        weights = resample_counts(n_queries, draws, seed).astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             replicates = (weights @ values) / (weights @ defined.astype(np.float64))
-        tail = (1.0 - level) / 2.0
         reached = ~np.all(np.isnan(replicates), axis=0)
         if reached.any():
-            bounds = np.nanpercentile(
-                replicates[:, reached], [100 * tail, 100 * (1 - tail)], axis=0
+            bounds = percentile_bounds(
+                replicates[:, reached], level_percentiles(level), skip_nan=True
             )
             low[reached], high[reached] = bounds
     return CurveInterval(mean, low, high, counts, draws, level, seed)

@@ -1,4 +1,4 @@
-"""The normalisers of written answers: the census rule (CENSUS.md's junk guard,
+"""The normalisers of written answers: the census rule (docs/CENSUS.md's junk guard,
 normalisation steps and plural merge, one rule at a time), the ``lowercase`` rule, and the
 registry a batch picks one from."""
 

@@ -1,5 +1,6 @@
 """The census through the product path on the SHIPPED transcripts: the commands, and the API
-(import, analysis job, report), reproduce every published figure (CENSUS.md)."""
+(import, analysis job, report), reproduce every published figure (docs/CENSUS.md,
+"Reference values")."""
 
 import json
 from pathlib import Path

@@ -193,7 +193,7 @@ def test_unstorable_text_is_a_problem_not_a_crash():
         "nul.json: scenes.color.runs[0][0].reply: contains a NUL character",
         "long.json: model: longer than 200 characters",
         "deep.json:1: file: not valid JSON: nested deeper than 32 levels (JSON_MAX_DEPTH) "
-        "(column 33)",
+        "at column 33",
     ]
 
 

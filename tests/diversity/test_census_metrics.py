@@ -18,15 +18,15 @@ from math import log2
 import numpy as np
 import pytest
 
-from diversity.census.categories import (
+from diversity.census.core.categories import (
     category_figures,
     figures_of_pool,
     frequent_answer_count,
     modal_answer,
     second_place_share,
 )
-from diversity.census.field import AnswerField, build_field
-from diversity.census.metrics import (
+from diversity.census.core.field import AnswerField, build_field
+from diversity.census.core.metrics import (
     answer_surprisal,
     answerer_metrics,
     answerer_type,
@@ -37,7 +37,7 @@ from diversity.census.metrics import (
     self_distinctness,
     surprisal_ci,
 )
-from diversity.census.report import census_report
+from diversity.census.core.report import census_report
 from diversity.census.transcripts import CensusRecord
 
 FIELD = AnswerField.from_answers(
@@ -197,7 +197,7 @@ def test_answerer_without_any_valid_answer_is_not_in_the_field():
 
 
 def reference_ci(scores, draws, seed):
-    """The CENSUS.md bootstrap written as a plain loop, one draw at a time."""
+    """The docs/CENSUS.md "Bootstrap interval" written as a plain loop, one draw at a time."""
     rng = np.random.default_rng(seed)
     values = []
     for _ in range(draws):

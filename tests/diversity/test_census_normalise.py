@@ -1,10 +1,10 @@
 """The census reads the one normalisation rule (``annotation.normalisers.census``, tested in
-``tests/annotation/test_normalisers.py``) through ``diversity.census.normalise``, and merges
+``tests/annotation/test_normalisers.py``) through ``diversity.census.core.normalise``, and merges
 plurals within a category of the field only."""
 
 from annotation.normalisers import census as rule
-from diversity.census import normalise
-from diversity.census.field import build_field
+from diversity.census.core import normalise
+from diversity.census.core.field import build_field
 from diversity.census.transcripts import CensusRecord
 
 

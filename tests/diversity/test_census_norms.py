@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from diversity.census.comparison import compare_with_norms
+from diversity.census.core.comparison import compare_with_norms
 from diversity.census.norms import CategoryNorm, human_norms, read_norms_file
 from diversity.census.sources import CensusInputError
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from diversity.census.comparison import compare_with_norms
+from diversity.census.core.comparison import compare_with_norms
+from diversity.census.core.report import census_report, comparison_report
+from diversity.census.core.study import run_census
 from diversity.census.norms import read_norms_file
-from diversity.census.report import census_report, comparison_report
-from diversity.census.study import run_census
 from diversity.census.transcripts import read_census
 
 DEMO = Path(__file__).resolve().parents[2] / "diversity/demo/one-word-census"

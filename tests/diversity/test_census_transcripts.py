@@ -193,7 +193,7 @@ def test_csv_reply_with_a_newline_keeps_later_line_numbers_right(tmp_path):
         ('{"model": "m", "category": "color", "run": 0}', "reply: missing"),
         ('{"model": "m", "category": "color", "run": 0, "reply": 5}', "reply: must be a string"),
         ('{"model": "m", "category": "color", "run": 0, "reply": "x"', "row: not valid JSON"),
-        ('["m", "color", 0, "Blue"]', "row: must be an object, not list"),
+        ('["m", "color", 0, "Blue"]', "row: not a JSON object (found a list)"),
     ],
 )
 def test_bad_jsonl_line_names_file_line_and_field(tmp_path, line, expected):
@@ -207,7 +207,10 @@ def test_bad_jsonl_line_names_file_line_and_field(tmp_path, line, expected):
     ("content", "expected"),
     [
         ("model,category,run\nm,color,0\n", "replies.csv:1: reply: missing column"),
-        ("model,category,run,reply\nm,color,0\n", "replies.csv:2: row: 3 fields where the"),
+        (
+            "model,category,run,reply\nm,color,0\n",
+            "replies.csv:2: row: expected 4 fields as in the header, found 3",
+        ),
         ("model,category,run,reply\nm,,0,Blue\n", "replies.csv:2: category: must be a"),
         ("model,category,run,reply\nm,color,1.5,Blue\n", "replies.csv:2: run: must be an"),
         ("", "replies.csv:1: file: empty"),

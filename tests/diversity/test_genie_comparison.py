@@ -1,5 +1,5 @@
 """Models and methods: group means, paired differences, intervals and permutation p-values,
-checked against loops written here from the definitions in ``diversity.genie.comparison``;
+checked against loops written here from the definitions in ``diversity.genie.core.comparison``;
 and the whole path from GENIE's similarity file to the report."""
 
 import itertools
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from diversity.genie.comparison import group_difference, group_mean
+from diversity.genie.core.comparison import group_difference, group_mean
 from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import analyse_genie
 from tests.diversity import genie_native_set as genie

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from diversity.genie import native
+from diversity.genie.core.scoring import document_scores, question_scores
 from diversity.genie.records import JudgmentFileError, read_judgment_file
-from diversity.genie.scoring import document_scores, question_scores
 from tests.diversity import genie_native_set as genie
 
 
@@ -145,7 +145,7 @@ def test_a_refused_genie_file_names_file_line_and_field(tmp_path):
         "bad.jsonl:2: DocID_1: required, must be a non-empty string or a whole number",
         "bad.jsonl:3: Answer_2: must be a string or null",
         "bad.jsonl:4: Feature: missing",
-        "bad.jsonl:5: row: must be a JSON object",
+        "bad.jsonl:5: row: not a JSON object (found a list)",
     ]
     as_records = tmp_path / "bad.json"
     as_records.write_text(json.dumps(records, indent=2), "utf-8")

@@ -127,7 +127,7 @@ def test_bad_rows_reject_the_file_with_file_line_field():
     assert caught.value.problems == [
         "bad.jsonl:4: similarity: must be a number in [1, 4], not 5",
         "bad.jsonl:6: feature: 'Agent' differs from 'Plot' at bad.jsonl:1",
-        "bad.jsonl:18: row: not valid JSON: Expecting value",
+        "bad.jsonl:18: row: not valid JSON: Expecting value at column 1",
     ]
     assert not GenieSet.objects.exists() and not GenieJudgment.objects.exists()
 

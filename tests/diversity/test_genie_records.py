@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from diversity.genie.core.scoring import document_scores
 from diversity.genie.records import COLUMNS, Judgment, JudgmentFileError, read_judgments
-from diversity.genie.scoring import document_scores
 
 ROW = {
     "prompt_id": "p1",
@@ -121,8 +121,9 @@ def test_missing_answer_key_and_bad_json_lines(tmp_path):
     path.write_text(f"{json.dumps(without_answer)}\n\n{{oops\n[1, 2]\n", "utf-8")
     assert problems_of(path) == [
         "judgments.jsonl:1: population_answer: missing (use null or an empty value for none)",
-        "judgments.jsonl:3: row: not valid JSON: Expecting property name enclosed in double quotes",
-        "judgments.jsonl:4: row: must be a JSON object",
+        "judgments.jsonl:3: row: not valid JSON: Expecting property name enclosed in double "
+        "quotes at column 2",
+        "judgments.jsonl:4: row: not a JSON object (found a list)",
     ]
 
 
@@ -136,7 +137,7 @@ def test_csv_missing_column_and_wrong_field_count(tmp_path):
     assert problems_of(empty) == ["empty.csv:1: file: empty (a header row is required)"]
     path = tmp_path / "b.csv"
     path.write_text(",".join(COLUMNS) + "\np1,q1,Plot,d1,e1,x,y,2\n", "utf-8")
-    assert problems_of(path) == ["b.csv:2: row: 8 fields where the header has 9"]
+    assert problems_of(path) == ["b.csv:2: row: expected 9 fields as in the header, found 8"]
 
 
 def test_one_feature_per_question(tmp_path):

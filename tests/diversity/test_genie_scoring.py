@@ -19,10 +19,9 @@ import json
 import numpy as np
 import pytest
 
-from diversity.genie.pairs import pair_similarities, paired_judgments
-from diversity.genie.records import Judgment
-from diversity.genie.report import genie_report
-from diversity.genie.scoring import (
+from diversity.genie.core.pairs import pair_similarities, paired_judgments
+from diversity.genie.core.report import genie_report
+from diversity.genie.core.scoring import (
     DocumentFeatureScore,
     document_scores,
     feature_novelty,
@@ -30,6 +29,7 @@ from diversity.genie.scoring import (
     normalised_similarity,
     question_novelty,
 )
+from diversity.genie.records import Judgment
 
 FEATURES = {"q1": "Plot", "q2": "Plot", "q3": "Setting"}
 # No answer: e2 to q2, d1 to q3.

@@ -1,4 +1,4 @@
-"""Analysing a census: the CENSUS.md figures of its stored replies, set against human norms.
+"""Analysing a census: the docs/CENSUS.md figures of its stored replies, set against human norms.
 
 ``analyse_census`` builds the report (ANALYSIS.md, "One-Word Census"); the
 ``census_analysis`` job runs it and keeps the report as a job file, so the census page, the
@@ -24,13 +24,13 @@ from core.jobs.kinds import register_job_kind
 from core.models import Job
 from core.parameters import integer_parameter
 from diversity.census.access import can_analyse_census
-from diversity.census.comparison import compare_with_norms
+from diversity.census.core.comparison import compare_with_norms
+from diversity.census.core.metrics import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CI_PERCENTILES
+from diversity.census.core.report import census_report, comparison_report
+from diversity.census.core.study import run_census
 from diversity.census.loading import census_records, human_answers, published_norms
-from diversity.census.metrics import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CI_PERCENTILES
 from diversity.census.models import Census
 from diversity.census.norms import human_norms
-from diversity.census.report import census_report, comparison_report
-from diversity.census.study import run_census
 
 __all__ = [
     "DEFAULT_DRAWS",

@@ -12,8 +12,9 @@ from rest_framework.views import APIView
 from core.api.jobs import start_job_response
 from core.audit import Actor
 from core.errors import InvalidInput, NotFound
-from diversity.genie import exports, selectors
+from diversity.genie import selectors
 from diversity.genie.access import CanAnalyseGenie, CanImportGenie
+from diversity.genie.core import exports
 from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import (
     DEFAULT_DRAWS,

@@ -26,13 +26,10 @@ from core.jobs.kinds import register_job_kind
 from core.models import Job
 from core.parameters import integer_parameter
 from diversity.genie.access import can_analyse_genie
-from diversity.genie.agreement import judge_agreement
-from diversity.genie.loading import batch_judgments, set_judgments
-from diversity.genie.models import GenieSet
-from diversity.genie.pairs import pair_similarities
-from diversity.genie.records import SOURCES, Judgment
-from diversity.genie.report import comparisons, genie_report
-from diversity.genie.scoring import (
+from diversity.genie.core.agreement import judge_agreement
+from diversity.genie.core.pairs import pair_similarities
+from diversity.genie.core.report import comparisons, genie_report
+from diversity.genie.core.scoring import (
     BOOTSTRAP_DRAWS,
     BOOTSTRAP_SEED,
     CI_LEVEL,
@@ -40,6 +37,9 @@ from diversity.genie.scoring import (
     question_scores,
     scores_of_documents,
 )
+from diversity.genie.loading import batch_judgments, set_judgments
+from diversity.genie.models import GenieSet
+from diversity.genie.records import SOURCES, Judgment
 
 __all__ = [
     "DEFAULT_DRAWS",

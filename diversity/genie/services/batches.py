@@ -22,9 +22,9 @@ from annotation.services.importing import import_items
 from core import audit
 from core.audit import Actor
 from core.errors import InvalidInput
+from diversity.genie.core.pairs import PairKey
 from diversity.genie.loading import set_judgments
 from diversity.genie.models import GenieSet
-from diversity.genie.pairs import PairKey
 
 __all__ = ["INSTRUCTIONS", "create_similarity_batch", "judgeable_pairs"]
 

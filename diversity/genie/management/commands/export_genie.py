@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from diversity.genie import exports
+from diversity.genie.core import exports
 from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import latest_report
 

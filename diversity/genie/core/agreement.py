@@ -21,8 +21,8 @@ import numpy as np
 
 from analysis.stats.agreement import krippendorff_alpha
 from analysis.stats.correlation import spearman
-from diversity.genie.pairs import PairKey, pair_similarities
-from diversity.genie.records import Judgment
+from diversity.genie.core.judgments import Judgment
+from diversity.genie.core.pairs import PairKey, pair_similarities
 
 __all__ = ["agreement_of_pairs", "judge_agreement"]
 

@@ -32,7 +32,7 @@ from itertools import combinations
 
 import numpy as np
 
-from diversity.genie.scoring import CI_LEVEL, percentile_interval
+from diversity.genie.core.scoring import CI_LEVEL, percentile_interval
 
 __all__ = [
     "EXACT_PROMPTS",

@@ -1,6 +1,6 @@
 """The answer field: every answerer's valid answers per category, ready to be scored.
 
-``build_field`` turns read records into the field exactly as CENSUS.md prescribes: each reply
+``build_field`` turns read records into the field exactly as docs/CENSUS.md prescribes: each reply
 is normalised (failed cells are kept aside, not scored), each answerer's answers are put in run
 order, plurals are merged within each category's pooled answers, and answerers with no valid
 answer at all are left out. ``AnswerField.from_answers`` builds a field from answers that are
@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from diversity.census.normalise import failed_reason, merge_plurals, normalise_reply
-from diversity.census.transcripts import CensusRecord
+from diversity.census.core.normalise import failed_reason, merge_plurals, normalise_reply
+from diversity.census.core.records import CensusRecord
 
 __all__ = ["AnswerField", "FailedCell", "build_field"]
 
@@ -75,7 +75,8 @@ class AnswerField:
 
 
 def build_field(records: Iterable[CensusRecord]) -> AnswerField:
-    """Normalise every reply, merge plurals per category, and build the field (CENSUS.md)."""
+    """Normalise every reply, merge plurals per category, and build the field (docs/CENSUS.md,
+    "Plural merge" and "Which answerers and categories count")."""
     runs_by_category: dict[str, dict[str, list[tuple[int, str]]]] = {}
     failed: list[FailedCell] = []
     for record in records:

@@ -3,8 +3,8 @@
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from diversity.genie.comparison import compare_groups
-from diversity.genie.scoring import DocumentFeatureScore, FeatureSummary, QuestionScore
+from diversity.genie.core.comparison import compare_groups
+from diversity.genie.core.scoring import DocumentFeatureScore, FeatureSummary, QuestionScore
 
 __all__ = ["ALL_FEATURES", "NO_METHOD", "comparisons", "genie_report"]
 

@@ -1,5 +1,5 @@
-"""Per-answerer census metrics (CENSUS.md, "Per-model metrics"): how far an answerer's choices
-stray from everyone else's.
+"""Per-answerer census metrics (docs/CENSUS.md, "Per-model metrics" and "Bootstrap interval"):
+how far an answerer's choices stray from everyone else's.
 
 For answerer *m* and category *c*: *mine* = m's valid answers in c (run order); *others* = the
 other answerers' answers in c, concatenated in sorted answerer order, each in run order. A
@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from diversity.census.categories import modal_answer
-from diversity.census.field import AnswerField
+from analysis.stats.resampling import percentile_bounds, resample_indices
+from diversity.census.core.categories import modal_answer
+from diversity.census.core.field import AnswerField
 
 __all__ = [
     "BOOTSTRAP_DRAWS",
@@ -155,9 +156,9 @@ def surprisal_ci(
     """
     sums = np.array([sum(score.surprisals) for score in scores])
     counts = np.array([score.n_answers for score in scores])
-    drawn = np.random.default_rng(seed).integers(0, len(scores), size=(draws, len(scores)))
+    drawn = resample_indices(len(scores), draws, seed)
     values = sums[drawn].sum(axis=1) / counts[drawn].sum(axis=1)
-    low, high = np.percentile(values, percentiles)
+    low, high = percentile_bounds(values, percentiles)
     return float(low), float(high)
 
 

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from diversity.census.categories import CategoryFigures
-from diversity.census.comparison import NormsComparison
-from diversity.census.metrics import AnswererMetrics
+from diversity.census.core.categories import CategoryFigures
+from diversity.census.core.comparison import NormsComparison
+from diversity.census.core.metrics import AnswererMetrics
 
 __all__ = ["census_report", "comparison_report"]
 

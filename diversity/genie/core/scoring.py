@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from diversity.genie.pairs import pair_similarities
-from diversity.genie.records import Judgment
+from analysis.stats.resampling import percentile_bounds, resample_indices
+from diversity.genie.core.judgments import Judgment
+from diversity.genie.core.pairs import pair_similarities
 
 __all__ = [
     "BOOTSTRAP_DRAWS",
@@ -161,7 +162,9 @@ def percentile_interval(draws: np.ndarray, level: float = CI_LEVEL) -> tuple[flo
     """The percentile bootstrap interval of ``level`` coverage: the ((1 - level) / 2,
     (1 + level) / 2) percentiles of the draws (numpy's linear interpolation)."""
     tail = (1.0 - level) / 2.0 * 100.0
-    low, high = np.percentile(draws, [tail, 100.0 - tail])
+    # 100 - tail, not level_percentiles' 100 * (1 - tail): the two differ in the last bit
+    # for some levels, and the Genie intervals are pinned with this one.
+    low, high = percentile_bounds(draws, (tail, 100.0 - tail))
     return float(low), float(high)
 
 
@@ -185,7 +188,7 @@ def feature_summary(
     summaries = {}
     for feature, novelties in by_feature.items():
         values = np.array(novelties, dtype=float)
-        drawn = np.random.default_rng(seed).integers(0, values.size, size=(draws, values.size))
+        drawn = resample_indices(values.size, draws, seed)
         low, high = percentile_interval(values[drawn].mean(axis=1), level)
         summaries[feature] = FeatureSummary(
             feature=feature,

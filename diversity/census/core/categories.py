@@ -1,4 +1,4 @@
-"""Per-category census figures (CENSUS.md, "Per-category figures"): how concentrated the whole
+"""Per-category census figures (docs/CENSUS.md, "Per-category figures"): how concentrated the whole
 field's answers to one category are.
 
 Every answerer's valid answers in the category are pooled (sorted answerer order, run order);
@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from diversity.census.field import AnswerField
+from diversity.census.core.field import AnswerField
 
 __all__ = [
     "FREQUENT_SHARE",

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from diversity.genie.records import Judgment
+from diversity.genie.core.judgments import Judgment
 
 __all__ = ["PairKey", "pair_similarities", "paired_judgments"]
 

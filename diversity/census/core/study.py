@@ -3,15 +3,15 @@
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from diversity.census.categories import CategoryFigures, category_figures
-from diversity.census.field import AnswerField, build_field
-from diversity.census.metrics import (
+from diversity.census.core.categories import CategoryFigures, category_figures
+from diversity.census.core.field import AnswerField, build_field
+from diversity.census.core.metrics import (
     BOOTSTRAP_DRAWS,
     BOOTSTRAP_SEED,
     AnswererMetrics,
     answerer_metrics,
 )
-from diversity.census.transcripts import CensusRecord
+from diversity.census.core.records import CensusRecord
 
 __all__ = ["CensusResult", "run_census"]
 
@@ -28,7 +28,7 @@ class CensusResult:
 def run_census(
     records: Iterable[CensusRecord], draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED
 ) -> CensusResult:
-    """Normalise, merge plurals, and compute every CENSUS.md figure for the records."""
+    """Normalise, merge plurals, and compute every docs/CENSUS.md figure for the records."""
     answer_field = build_field(records)
     return CensusResult(
         field=answer_field,
