@@ -47,3 +47,14 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.section("tests over 5 s without a slow mark")
     for nodeid, seconds in sorted(_unmarked_slow, key=lambda entry: -entry[1]):
         terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
+
+
+# Run in parallel (``-n 2 --dist loadgroup``, as CI does), the fault tests stay on one
+# worker: they share one session-wide stack of processes (tests/faults/conftest.py).
+SHARED_STACK_FOLDERS = ("tests/faults/",)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(SHARED_STACK_FOLDERS):
+            item.add_marker(pytest.mark.xdist_group("fault-stack"))

@@ -50,8 +50,9 @@ def admin_user(db):
 
 @pytest.fixture
 def study(db, admin_user):
-    """A live batch of 12 items, 3 labels each from 5 workers, two score sources and a
-    finished analysis (so the annotators table has its Crowd ρ column)."""
+    """A live batch of 12 items (responses of three models), 3 labels each from 5 workers,
+    two score sources and a finished analysis (so the annotators table has its Crowd ρ
+    column and the report its model rankings)."""
     rng = np.random.default_rng(3)
     batch = make_batch(n_items=12, per_item=3, slug=SLUG)
     quality = rng.normal(3, 1, 12)
@@ -65,6 +66,10 @@ def study(db, admin_user):
             value = int(np.clip(np.round(quality[position] + rng.normal(0, 0.8)), 1, 5))
             submit_label(participation.annotator, outcome.assignment.pk, value, 4_000 + worker)
     items = list(Item.objects.filter(batch=batch).order_by("position").select_related("response"))
+    # three models, so that the report's model rankings (and their figure) are drawn
+    for position, item in enumerate(items):
+        item.response.model = ("model-a", "model-b", "model-c")[position % 3]
+        item.response.save(update_fields=["model"])
     for name, kind in [("Skywork-Reward-Gemma-2-27B", "reward_model"), ("gpt-4o:overall", "judge")]:
         source = ScoreSource.objects.create(name=name, kind=kind)
         Score.objects.bulk_create(
@@ -159,6 +164,7 @@ def test_staff_pages_have_no_axe_violations(
         page.wait_for_function(
             "() => Array.from(document.images).every((img) => img.complete && img.naturalWidth)"
         )
+        expect(page.locator("#rankings table").first).to_be_visible()  # ranked models
         check(page, artifacts, "report", viewport)
 
         # the API documentation (Swagger UI, made accessible by static/api_docs.*): as it
