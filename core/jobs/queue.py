@@ -21,6 +21,7 @@ from core import audit, redis_outage
 from core.audit import Actor
 from core.errors import TemporarilyUnavailable
 from core.jobs.execution import record_failure
+from core.jobs.execution import run_job as execute_job
 from core.jobs.kinds import job_kind
 from core.models import Job
 from core.tasks import run_job
@@ -97,3 +98,26 @@ def _enqueue(job: Job, refused: list[str]) -> None:
 def _public(params: dict) -> dict:
     """Job parameters worth recording (internal file names of stored uploads are not)."""
     return {name: value for name, value in params.items() if name != "stored_file"}
+
+
+def run_now(kind: str, subject, params: dict, actor: Actor | None = None) -> Job:
+    """Record a ``kind`` job about ``subject`` and run it in this process, whatever the queue;
+    returns the finished (or failed) job.
+
+    Recorded and audited like a job started from a page, so that a command's (or the demo's)
+    analysis appears on the subject's page like one started there; never handed to a broker,
+    as the caller waits for the outcome anyway."""
+    with transaction.atomic():
+        job = Job.objects.create(
+            kind=kind,
+            subject=subject,
+            params=params,
+            created_by=actor.user if actor else None,
+        )
+        audit.record(
+            f"{kind}.requested",
+            subject=subject,
+            actor=actor,
+            changes={"job": str(job.pk), **params},
+        )
+    return execute_job(str(job.pk))

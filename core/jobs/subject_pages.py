@@ -4,15 +4,21 @@ newest one if it failed, the newest report or a 404, and the report's charts dra
 per finished job and cached.
 
 A study type's page keeps only what is its own: its forms, its report's sections and the
-drawing of its charts (``render``)."""
+drawing of its charts (``render``). The list pages ask when each subject was last analysed
+(``analysed_at``); the downloads are the report's JSON file and its tables as CSV."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+from django.contrib.contenttypes.models import ContentType
 from django.core.cache import cache
-from django.db.models import QuerySet
-from django.http import Http404
+from django.db.models import Model, QuerySet
+from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.utils.http import content_disposition_header
 from django.utils.safestring import mark_safe
 
+from core.csv_files import csv_chunks
+from core.jobs.execution import job_files_dir
+from core.jobs.pages import job_status
 from core.models import Job
 
 # a finished job's charts never change: drawn once, kept a day
@@ -56,3 +62,61 @@ def cached_charts(prefix: str, job: Job, render: Callable[[], list[dict]]) -> li
         charts = render()
         cache.set(key, charts, CHART_CACHE_SECONDS)
     return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]  # noqa: S308
+
+
+def analysis_context(subject, kind: str, found: tuple[Job, dict] | None, form_class, defaults):
+    """What a subject's page shows of its ``kind`` analyses: the newest report (``found``, as
+    its ``latest_report`` gave it) and its job, the running job and its status, the newest
+    failure, and the run form (``form_class``) set as the newest report was made, each field
+    absent from its parameters at ``defaults[field]``."""
+    job, report = found if found is not None else (None, None)
+    active = active_job(subject, kind)
+    params = (job.params or {}) if job is not None else {}
+    return {
+        "job": job,
+        "report": report,
+        "active_job": active,
+        "active_status": job_status(active) if active else None,
+        "failed_job": failed_job(subject, kind),
+        "form": form_class(
+            initial={
+                field: default if params.get(field) is None else params[field]
+                for field, default in defaults.items()
+            }
+        ),
+    }
+
+
+def analysed_at(model: type[Model], subjects: Iterable[Model], kind: str) -> dict:
+    """When the newest succeeded ``kind`` job of each of ``subjects`` finished, by primary
+    key (absent: never), in one query whatever their number."""
+    jobs = Job.objects.filter(
+        subject_type=ContentType.objects.get_for_model(model),
+        subject_id__in=[subject.pk for subject in subjects],
+        kind=kind,
+        state=Job.State.SUCCEEDED,
+    ).order_by("finished_at")
+    finished = {}
+    for subject_id, finished_at in jobs.values_list("subject_id", "finished_at"):
+        finished[subject_id] = finished_at  # the newest wins
+    return finished
+
+
+def report_file(job: Job, filename: str) -> FileResponse:
+    """The finished job's JSON report as a download named ``filename``."""
+    return FileResponse(
+        open(job_files_dir() / job.result_path, "rb"),  # FileResponse closes it
+        as_attachment=True,
+        filename=filename,
+        content_type="application/json",
+    )
+
+
+def csv_download(columns: list[str], rows: Iterable[list], filename: str) -> StreamingHttpResponse:
+    """A table of a report as a streamed CSV download named ``filename``."""
+    response = StreamingHttpResponse(
+        csv_chunks((dict(zip(columns, row, strict=True)) for row in rows), columns),
+        content_type="text/csv; charset=utf-8",
+    )
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response

@@ -1,9 +1,8 @@
 """Read-only queries of the census app."""
 
-from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count, Exists, OuterRef
 
-from core.models import Job
+from core.jobs.subject_pages import analysed_at
 from diversity.census.models import Census, CensusNorm
 
 __all__ = ["census_rows"]
@@ -24,15 +23,7 @@ def census_rows() -> list[dict]:
         .prefetch_related("files")
         .order_by("name")
     )
-    finished = {}
-    jobs = Job.objects.filter(
-        subject_type=ContentType.objects.get_for_model(Census),
-        subject_id__in=[census.pk for census in censuses],
-        kind="census_analysis",
-        state=Job.State.SUCCEEDED,
-    ).order_by("finished_at")
-    for subject_id, finished_at in jobs.values_list("subject_id", "finished_at"):
-        finished[subject_id] = finished_at  # the newest wins
+    finished = analysed_at(Census, censuses, "census_analysis")
     return [
         {
             "census": census,

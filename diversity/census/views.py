@@ -24,15 +24,19 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.presentation import csv_stream
-from annotation.kinds import kinds_reading, kinds_reading_text
-from annotation.models import Batch
+from annotation.kinds import kinds_reading_text
 from core.access import staff_page
 from core.audit import Actor
 from core.errors import ServiceError
-from core.jobs.execution import job_files_dir
-from core.jobs.pages import job_status, start_job_from_page
-from core.jobs.subject_pages import active_job, cached_charts, failed_job, report_or_404
+from core.jobs.forms import bootstrap_field, seed_field
+from core.jobs.pages import start_job_from_page
+from core.jobs.subject_pages import (
+    analysis_context,
+    cached_charts,
+    csv_download,
+    report_file,
+    report_or_404,
+)
 from core.models import Job
 from core.tabular import ImportRejected
 from diversity.census import plots, presentation, selectors
@@ -48,32 +52,22 @@ from diversity.census.services.analyses import (
     latest_report,
 )
 from diversity.census.services.imports import CensusUpload, import_census
+from diversity.human_batches import batch_exists, human_batch_field
 
 
 class RunCensusForm(forms.Form):
-    bootstrap = forms.IntegerField(
-        label="Bootstrap draws",
-        min_value=1,
-        max_value=MAX_DRAWS,
-        initial=DEFAULT_DRAWS,
-        help_text="For the 90 % intervals of surprisal (docs/CENSUS.md: 2,000).",
+    bootstrap = bootstrap_field(
+        MAX_DRAWS, DEFAULT_DRAWS, "For the 90 % intervals of surprisal (docs/CENSUS.md: 2,000)."
     )
-    seed = forms.IntegerField(
-        label="Seed", min_value=0, initial=DEFAULT_SEED, help_text="docs/CENSUS.md: 7."
-    )
-    human_batch = forms.ChoiceField(
-        label="Human batch",
-        required=False,
-        help_text=f"A {kinds_reading_text(HUMAN_ANALYSIS)} batch whose answers give people's "
-        "norms.",
+    seed = seed_field(DEFAULT_SEED, "docs/CENSUS.md: 7.")
+    human_batch = human_batch_field(
+        HUMAN_ANALYSIS,
+        f"A {kinds_reading_text(HUMAN_ANALYSIS)} batch whose answers give people's norms.",
     )
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        slugs = Batch.objects.filter(kind__in=kinds_reading(HUMAN_ANALYSIS)).order_by("slug")
-        self.fields["human_batch"].choices = [("", "none")] + [
-            (slug, slug) for slug in slugs.values_list("slug", flat=True)
-        ]
+
+# the run form's fields as the newest report's parameters may lack them
+RUN_DEFAULTS = {"bootstrap": DEFAULT_DRAWS, "seed": DEFAULT_SEED, "human_batch": ""}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -192,28 +186,14 @@ def census_upload(request: HttpRequest) -> HttpResponse:
 @require_GET
 def census_page(request: HttpRequest, name: str) -> HttpResponse:
     census = get_object_or_404(Census, name=name)
-    found = latest_report(census)
-    job, report = found if found is not None else (None, None)
-    active = active_job(census, JOB_KIND)
-    params = (job.params or {}) if job is not None else {}
     context = {
         "census": census,
         "files": census.files.all(),
-        "job": job,
-        "report": report,
-        "active_job": active,
-        "active_status": job_status(active) if active else None,
-        "failed_job": failed_job(census, JOB_KIND),
-        "form": RunCensusForm(
-            initial={
-                "bootstrap": params.get("bootstrap", DEFAULT_DRAWS),
-                "seed": params.get("seed", DEFAULT_SEED),
-                "human_batch": params.get("human_batch") or "",
-            }
-        ),
+        **analysis_context(census, JOB_KIND, latest_report(census), RunCensusForm, RUN_DEFAULTS),
         "run_url": reverse("manage-census-run", args=[census.name]),
         "can_analyse": can_analyse_census(request.user),
     }
+    job, report = context["job"], context["report"]
     if report is not None:
         human_batch = (report.get("human_batch") or {}).get("batch")
         context.update(
@@ -225,9 +205,7 @@ def census_page(request: HttpRequest, name: str) -> HttpResponse:
                 "category_rows": presentation.category_rows(report),
                 "has_norms": bool(report.get("norms")),
                 "human_batch": human_batch,
-                "human_batch_exists": bool(
-                    human_batch and Batch.objects.filter(slug=human_batch).exists()
-                ),
+                "human_batch_exists": batch_exists(human_batch),
             }
         )
     return render(request, "census/census_page.html", context)
@@ -257,12 +235,7 @@ def run_census(request: HttpRequest, name: str) -> HttpResponse:
 def report_json(request: HttpRequest, name: str) -> FileResponse:
     census = get_object_or_404(Census, name=name)
     job, _ = _report_or_404(census)
-    return FileResponse(
-        open(job_files_dir() / job.result_path, "rb"),  # FileResponse closes it
-        as_attachment=True,
-        filename=f"census-{census.name}-report.json",
-        content_type="application/json",
-    )
+    return report_file(job, f"census-{census.name}-report.json")
 
 
 REPORT_TABLES = {"models": presentation.model_table, "categories": presentation.category_table}
@@ -275,8 +248,4 @@ def report_table_csv(request: HttpRequest, name: str, table: str) -> StreamingHt
     census = get_object_or_404(Census, name=name)
     _, report = _report_or_404(census)
     columns, rows = REPORT_TABLES[table](report)
-    response = StreamingHttpResponse(
-        csv_stream(columns, rows), content_type="text/csv; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="census-{census.name}-{table}.csv"'
-    return response
+    return csv_download(columns, rows, f"census-{census.name}-{table}.csv")

@@ -2,8 +2,8 @@
 
 from django import forms
 
-from annotation.kinds import kinds_reading, kinds_reading_text
-from annotation.models import Batch
+from annotation.kinds import kinds_reading_text
+from core.jobs.forms import bootstrap_field, seed_field
 from diversity.corpora.models import Corpus, CorpusQuery, SelectionRule
 from diversity.corpora.services.analyses import (
     DEFAULT_DRAWS,
@@ -12,35 +12,24 @@ from diversity.corpora.services.analyses import (
     MAX_DRAWS,
 )
 from diversity.corpora.services.batches import MAX_PER_QUERY
+from diversity.human_batches import human_batch_field
 
 
 class RunCorpusForm(forms.Form):
-    bootstrap = forms.IntegerField(
-        label="Bootstrap draws",
-        min_value=1,
-        max_value=MAX_DRAWS,
-        initial=DEFAULT_DRAWS,
-        help_text="Queries resampled for the top-N band and the Spearman intervals.",
+    bootstrap = bootstrap_field(
+        MAX_DRAWS, DEFAULT_DRAWS, "Queries resampled for the top-N band and the Spearman intervals."
     )
-    seed = forms.IntegerField(label="Seed", min_value=0, initial=DEFAULT_SEED)
+    seed = seed_field(DEFAULT_SEED)
     lexical = forms.BooleanField(
         label="Lexical basis",
         required=False,
         help_text="Compare TF-IDF vectors of the texts instead of the embeddings.",
     )
-    human_batch = forms.ChoiceField(
-        label="Human batch",
-        required=False,
-        help_text=f"An {kinds_reading_text(HUMAN_ANALYSIS)} batch whose ratings to link "
-        "(batches made from this corpus are always linked).",
+    human_batch = human_batch_field(
+        HUMAN_ANALYSIS,
+        f"An {kinds_reading_text(HUMAN_ANALYSIS)} batch whose ratings to link (batches made "
+        "from this corpus are always linked).",
     )
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        slugs = Batch.objects.filter(kind__in=kinds_reading(HUMAN_ANALYSIS)).order_by("slug")
-        self.fields["human_batch"].choices = [("", "none")] + [
-            (slug, slug) for slug in slugs.values_list("slug", flat=True)
-        ]
 
 
 class SelectionForm(forms.Form):

@@ -41,7 +41,7 @@ from core.access import staff_page
 from core.audit import Actor
 from core.errors import ServiceError
 from core.jobs.pages import form_problems, job_status, start_job_from_page
-from core.jobs.subject_pages import RUNNING_STATES, active_job, cached_charts, failed_job
+from core.jobs.subject_pages import RUNNING_STATES, active_job, analysis_context, cached_charts
 from core.models import Job
 from core.tabular import ImportRejected
 from diversity.corpora import plots, presentation, selectors
@@ -67,6 +67,13 @@ from diversity.corpora.services.batches import make_batch
 from diversity.corpora.storage import DTYPES
 
 QUERY_ROWS_SHOWN = 200
+# the run form's fields as the newest report's parameters may lack them
+RUN_DEFAULTS = {
+    "bootstrap": DEFAULT_DRAWS,
+    "seed": DEFAULT_SEED,
+    "lexical": False,
+    "human_batch": "",
+}
 FIGURE_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf"}
 FIGURE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -232,22 +239,9 @@ def _embeddings_context(request: HttpRequest, corpus: Corpus) -> dict:
 def _render_corpus_page(
     request: HttpRequest, corpus: Corpus, *, status: int = 200, **extra
 ) -> HttpResponse:
-    found = latest_analysis(corpus)
-    job, report = found if found is not None else (None, None)
-    params = (job.params or {}) if job is not None else {}
     context = {
         "corpus": corpus,
-        "job": job,
-        "report": report,
-        "failed_job": failed_job(corpus, JOB_KIND),
-        "form": RunCorpusForm(
-            initial={
-                "bootstrap": params.get("bootstrap", DEFAULT_DRAWS),
-                "seed": params.get("seed", DEFAULT_SEED),
-                "lexical": params.get("lexical", False),
-                "human_batch": params.get("human_batch") or "",
-            }
-        ),
+        **analysis_context(corpus, JOB_KIND, latest_analysis(corpus), RunCorpusForm, RUN_DEFAULTS),
         "selection_form": SelectionForm(corpus),
         "run_url": reverse("manage-corpus-run", args=[corpus.name]),
         "can_analyse": can_analyse_corpora(request.user),
@@ -256,9 +250,10 @@ def _render_corpus_page(
         **_embeddings_context(request, corpus),
         **extra,
     }
+    job, report = context["job"], context["report"]
     # One progress card: a running analysis, else a running embeddings job (the analysis
     # waits for the embeddings it would use).
-    active = active_job(corpus, JOB_KIND) or context.get("embeddings_job")
+    active = context["active_job"] or context.get("embeddings_job")
     context["active_job"] = active
     context["active_status"] = job_status(active) if active else None
     context["active_is_embeddings"] = active is not None and active.kind == embedding_jobs.JOB_KIND

@@ -1,9 +1,8 @@
 """Read-only queries of the Genie app."""
 
-from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count, Q
 
-from core.models import Job
+from core.jobs.subject_pages import analysed_at
 from diversity.genie.models import GenieSet
 
 __all__ = ["genie_rows"]
@@ -21,15 +20,7 @@ def genie_rows() -> list[dict]:
         .select_related("human_batch")
         .order_by("name")
     )
-    finished = {}
-    jobs = Job.objects.filter(
-        subject_type=ContentType.objects.get_for_model(GenieSet),
-        subject_id__in=[genie_set.pk for genie_set in sets],
-        kind="genie_analysis",
-        state=Job.State.SUCCEEDED,
-    ).order_by("finished_at")
-    for subject_id, finished_at in jobs.values_list("subject_id", "finished_at"):
-        finished[subject_id] = finished_at  # the newest wins
+    finished = analysed_at(GenieSet, sets, "genie_analysis")
     return [
         {
             "genie_set": genie_set,

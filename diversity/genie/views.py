@@ -20,15 +20,19 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.presentation import csv_stream
-from annotation.kinds import kinds_reading, kinds_reading_text
-from annotation.models import Batch
+from annotation.kinds import kinds_reading_text
 from core.access import staff_page
 from core.audit import Actor
 from core.errors import ServiceError
-from core.jobs.execution import job_files_dir
-from core.jobs.pages import job_status, start_job_from_page
-from core.jobs.subject_pages import active_job, cached_charts, failed_job, report_or_404
+from core.jobs.forms import bootstrap_field, seed_field
+from core.jobs.pages import start_job_from_page
+from core.jobs.subject_pages import (
+    analysis_context,
+    cached_charts,
+    csv_download,
+    report_file,
+    report_or_404,
+)
 from core.models import Job
 from core.tabular import ImportRejected
 from diversity.genie import plots, presentation, selectors
@@ -45,30 +49,23 @@ from diversity.genie.services.analyses import (
     latest_report,
 )
 from diversity.genie.services.imports import companion_files, import_genie
+from diversity.human_batches import batch_exists, human_batch_field
 
 
 class RunGenieForm(forms.Form):
-    bootstrap = forms.IntegerField(
-        label="Bootstrap draws",
-        min_value=1,
-        max_value=MAX_DRAWS,
-        initial=DEFAULT_DRAWS,
-        help_text="For the 95 % intervals per feature (resampling documents).",
+    bootstrap = bootstrap_field(
+        MAX_DRAWS, DEFAULT_DRAWS, "For the 95 % intervals per feature (resampling documents)."
     )
-    seed = forms.IntegerField(label="Seed", min_value=0, initial=DEFAULT_SEED)
-    human_batch = forms.ChoiceField(
-        label="Human batch",
-        required=False,
-        help_text=f"A {kinds_reading_text(HUMAN_ANALYSIS)} batch of the set's pairs; none: the "
-        "set's own batch (genie_batch), else the file's human rows.",
+    seed = seed_field(DEFAULT_SEED)
+    human_batch = human_batch_field(
+        HUMAN_ANALYSIS,
+        f"A {kinds_reading_text(HUMAN_ANALYSIS)} batch of the set's pairs; none: the set's own "
+        "batch (genie_batch), else the file's human rows.",
     )
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        slugs = Batch.objects.filter(kind__in=kinds_reading(HUMAN_ANALYSIS)).order_by("slug")
-        self.fields["human_batch"].choices = [("", "none")] + [
-            (slug, slug) for slug in slugs.values_list("slug", flat=True)
-        ]
+
+# the run form's fields as the newest report's parameters may lack them
+RUN_DEFAULTS = {"bootstrap": DEFAULT_DRAWS, "seed": DEFAULT_SEED, "human_batch": ""}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -200,26 +197,13 @@ def genie_upload(request: HttpRequest) -> HttpResponse:
 def genie_page(request: HttpRequest, name: str) -> HttpResponse:
     genie_set = get_object_or_404(GenieSet.objects.select_related("human_batch"), name=name)
     found = latest_report(genie_set)
-    job, report = found if found is not None else (None, None)
-    active = active_job(genie_set, JOB_KIND)
-    params = (job.params or {}) if job is not None else {}
     context = {
         "genie_set": genie_set,
-        "job": job,
-        "report": report,
-        "active_job": active,
-        "active_status": job_status(active) if active else None,
-        "failed_job": failed_job(genie_set, JOB_KIND),
-        "form": RunGenieForm(
-            initial={
-                "bootstrap": params.get("bootstrap", DEFAULT_DRAWS),
-                "seed": params.get("seed", DEFAULT_SEED),
-                "human_batch": params.get("human_batch") or "",
-            }
-        ),
+        **analysis_context(genie_set, JOB_KIND, found, RunGenieForm, RUN_DEFAULTS),
         "run_url": reverse("manage-genie-run", args=[genie_set.name]),
         "can_analyse": can_analyse_genie(request.user),
     }
+    job, report = context["job"], context["report"]
     if report is not None:
         human_batch = report["settings"].get("human_batch")
         context.update(
@@ -232,9 +216,7 @@ def genie_page(request: HttpRequest, name: str) -> HttpResponse:
                 "agreement_rows": presentation.agreement_rows(report),
                 "comparison_rows": presentation.comparison_rows(report),
                 "human_batch": human_batch,
-                "human_batch_exists": bool(
-                    human_batch and Batch.objects.filter(slug=human_batch).exists()
-                ),
+                "human_batch_exists": batch_exists(human_batch),
             }
         )
     return render(request, "genie/genie_page.html", context)
@@ -264,12 +246,7 @@ def run_genie(request: HttpRequest, name: str) -> HttpResponse:
 def report_json(request: HttpRequest, name: str) -> FileResponse:
     genie_set = get_object_or_404(GenieSet, name=name)
     job, _ = _report_or_404(genie_set)
-    return FileResponse(
-        open(job_files_dir() / job.result_path, "rb"),  # FileResponse closes it
-        as_attachment=True,
-        filename=f"genie-{genie_set.name}-report.json",
-        content_type="application/json",
-    )
+    return report_file(job, f"genie-{genie_set.name}-report.json")
 
 
 REPORT_TABLES = {
@@ -303,8 +280,4 @@ def report_table_csv(request: HttpRequest, name: str, table: str) -> StreamingHt
     genie_set = get_object_or_404(GenieSet, name=name)
     _, report = _report_or_404(genie_set)
     columns, rows = REPORT_TABLES[table](report)
-    response = StreamingHttpResponse(
-        csv_stream(columns, rows), content_type="text/csv; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="genie-{genie_set.name}-{table}.csv"'
-    return response
+    return csv_download(columns, rows, f"genie-{genie_set.name}-{table}.csv")

@@ -1,26 +1,25 @@
 """The census API (API.md, "One-Word Census"): list and import censuses, start an analysis
 job, fetch the newest report."""
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.jobs import start_job_response
 from core.audit import Actor
-from core.errors import InvalidInput, NotFound
+from core.errors import InvalidInput
+from core.jobs.api import (
+    ReportView,
+    StartAnalysisView,
+    analysis_request,
+    report_schema,
+    start_analysis_schema,
+)
 from diversity.census import selectors
 from diversity.census.access import CanAnalyseCensus, CanImportCensus
 from diversity.census.models import Census
-from diversity.census.services.analyses import (
-    DEFAULT_DRAWS,
-    DEFAULT_SEED,
-    JOB_KIND,
-    analysis_params,
-    latest_report,
-)
+from diversity.census.services import analyses as census_analyses
 from diversity.census.services.imports import CensusUpload, import_census
 
 
@@ -49,10 +48,9 @@ CensusSummary = inline_serializer("CensusSummary", fields=CENSUS_SUMMARY_FIELDS)
 CensusSummaryList = inline_serializer("CensusSummary", fields=CENSUS_SUMMARY_FIELDS, many=True)
 
 
-class CensusAnalysisRequest(serializers.Serializer):
-    bootstrap = serializers.IntegerField(required=False, default=DEFAULT_DRAWS)
-    seed = serializers.IntegerField(required=False, default=DEFAULT_SEED)
-    human_batch = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+CensusAnalysisRequest = analysis_request(
+    "CensusAnalysisRequest", census_analyses.DEFAULT_DRAWS, census_analyses.DEFAULT_SEED
+)
 
 
 def census_payload(row: dict) -> dict:
@@ -120,43 +118,34 @@ class CensusListView(APIView):
         return Response(census_payload(row), status=status.HTTP_201_CREATED)
 
 
-class StartCensusAnalysisView(APIView):
+class CensusAnalysisView:
+    subject_model = Census
+    subject_label = "census"
+    analyses = census_analyses
+
+
+@start_analysis_schema(
+    "census",
+    "Start a census analysis",
+    "Runs the census analysis (ANALYSIS.md, One-Word Census) as a job, optionally against a "
+    "short_text batch of human answers: 202 with the job; poll its `status_url`, then read "
+    "`GET …/report`.",
+    CensusAnalysisRequest,
+)
+class StartCensusAnalysisView(CensusAnalysisView, StartAnalysisView):
     """Start an analysis job; poll ``status_url``, then fetch the report."""
 
     permission_classes = [CanAnalyseCensus]
-
-    @extend_schema(
-        tags=["census"],
-        summary="Start a census analysis",
-        description="Runs the census analysis (ANALYSIS.md, One-Word Census) as a job, "
-        "optionally against a short_text batch of human answers: 202 with the job; poll its "
-        "`status_url`, then read `GET …/report`.",
-        request=CensusAnalysisRequest,
-        responses={202: dict},
-    )
-    def post(self, request, name: str):
-        census = get_object_or_404(Census, name=name)
-        settings = CensusAnalysisRequest(data=request.data)
-        settings.is_valid(raise_exception=True)
-        params = analysis_params(**settings.validated_data)
-        return start_job_response(request, JOB_KIND, census, params)
+    settings_serializer = CensusAnalysisRequest
 
 
-class CensusReportView(APIView):
+@report_schema(
+    "census",
+    "The newest census report",
+    "The report of the newest finished census analysis: per model, per category, against "
+    "the human norms. 404 until an analysis has finished.",
+)
+class CensusReportView(CensusAnalysisView, ReportView):
     """The newest finished report of the census (ANALYSIS.md, "One-Word Census")."""
 
     permission_classes = [CanAnalyseCensus]
-
-    @extend_schema(
-        tags=["census"],
-        summary="The newest census report",
-        description="The report of the newest finished census analysis: per model, per "
-        "category, against the human norms. 404 until an analysis has finished.",
-        responses=dict,
-    )
-    def get(self, request, name: str):
-        census = get_object_or_404(Census, name=name)
-        found = latest_report(census)
-        if found is None:
-            raise NotFound(f"census: {name} has no finished analysis yet; start one first")
-        return Response(found[1])

@@ -11,16 +11,14 @@ from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
-from django.db import transaction
 
 from analysis.services.analyses import write_report
-from annotation.kinds import kinds_reading, kinds_reading_text
 from annotation.models import Batch
-from core import audit
 from core.audit import Actor
 from core.errors import InvalidInput, NotFound
-from core.jobs.execution import JobProgress, job_files_dir, newest_report, run_job
+from core.jobs.execution import JobProgress, job_files_dir, newest_report
 from core.jobs.kinds import register_job_kind
+from core.jobs.queue import run_now
 from core.models import Job
 from core.parameters import integer_parameter
 from diversity.census.access import can_analyse_census
@@ -31,6 +29,7 @@ from diversity.census.core.study import run_census
 from diversity.census.loading import census_records, human_answers, published_norms
 from diversity.census.models import Census
 from diversity.census.norms import human_norms
+from diversity.human_batches import human_batch_of as human_batch_of_kind
 
 __all__ = [
     "DEFAULT_DRAWS",
@@ -63,19 +62,9 @@ def human_batch_of(slug: str | None) -> Batch | None:
     """The ``short_text`` batch named ``slug`` (``None`` for none); ``InvalidInput`` if the
     batch does not exist, is of another kind, or normalises answers by another rule than
     the census's."""
-    if slug is None or (isinstance(slug, str) and not slug.strip()):
-        return None
-    if not isinstance(slug, str):
-        raise InvalidInput("human_batch", f"must be a batch slug, got {slug!r}")
-    batch = Batch.objects.filter(slug=slug.strip()).first()
+    batch = human_batch_of_kind(slug, HUMAN_ANALYSIS, "human answers come from a")
     if batch is None:
-        raise InvalidInput("human_batch", f"there is no batch {slug.strip()!r}")
-    if batch.kind not in kinds_reading(HUMAN_ANALYSIS):
-        raise InvalidInput(
-            "human_batch",
-            f"batch {batch.slug!r} is a {batch.kind} batch; human answers come from a "
-            f"{kinds_reading_text(HUMAN_ANALYSIS)} batch",
-        )
+        return None
     normaliser = batch.task_kind.clean_settings(batch.kind_settings).get("normaliser")
     if normaliser != HUMAN_BATCH_NORMALISER:
         raise InvalidInput(
@@ -232,25 +221,10 @@ def run_census_analysis(job: Job, progress: JobProgress) -> tuple[dict, str]:
 
 
 def analyse_now(census: Census, params: dict, actor: Actor | None = None) -> Job:
-    """Record a ``census_analysis`` job and run it in this process, whatever the queue.
-
-    Recorded and audited like a job started from the page (``core.jobs.queue``), so the
-    census page shows its report; returns the finished (or failed) job.
-    """
-    with transaction.atomic():
-        job = Job.objects.create(
-            kind=JOB_KIND,
-            subject=census,
-            params=params,
-            created_by=actor.user if actor else None,
-        )
-        audit.record(
-            f"{JOB_KIND}.requested",
-            subject=census,
-            actor=actor,
-            changes={"job": str(job.pk), **params},
-        )
-    return run_job(str(job.pk))
+    """Record a ``census_analysis`` job and run it in this process, whatever the queue
+    (``core.jobs.queue.run_now``), so the census page shows its report; returns the finished
+    (or failed) job."""
+    return run_now(JOB_KIND, census, params, actor)
 
 
 def latest_report(census: Census) -> tuple[Job, dict] | None:

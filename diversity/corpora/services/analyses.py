@@ -28,20 +28,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from django.db import transaction
 
 from analysis.loading import load_batch
 from analysis.services.analyses import write_report
 from analysis.stats.bootstrap import correlate_sources_subsets
 from analysis.stats.correlation import CorrelationResult
 from analysis.stats.per_item import count_matrix, item_summary
-from annotation.kinds import kinds_reading, kinds_reading_text
+from annotation.kinds import kinds_reading
 from annotation.models import Batch, Item
-from core import audit, csv_files
+from core import csv_files
 from core.audit import Actor
 from core.errors import InvalidInput, NotFound
-from core.jobs.execution import JobProgress, job_files_dir, newest_report, run_job
+from core.jobs.execution import JobProgress, job_files_dir, newest_report
 from core.jobs.kinds import register_job_kind
+from core.jobs.queue import run_now
 from core.models import Job
 from core.parameters import flag_parameter, integer_parameter
 from diversity.corpora.access import can_analyse_corpora
@@ -57,6 +57,7 @@ from diversity.homogeneity.pipeline import (
 )
 from diversity.homogeneity.report import analysis_report as homogeneity_report
 from diversity.homogeneity.report import group_report, json_number
+from diversity.human_batches import human_batch_of as human_batch_of_kind
 
 __all__ = [
     "BASIS_EMBEDDINGS",
@@ -112,20 +113,7 @@ LOOKUP_CHUNK = 5000
 
 def human_batch_of(slug) -> Batch | None:
     """The absolute batch named ``slug`` (None for none); ``InvalidInput`` otherwise."""
-    if slug is None or (isinstance(slug, str) and not slug.strip()):
-        return None
-    if not isinstance(slug, str):
-        raise InvalidInput("human_batch", f"must be a batch slug, got {slug!r}")
-    batch = Batch.objects.filter(slug=slug.strip()).first()
-    if batch is None:
-        raise InvalidInput("human_batch", f"there is no batch {slug.strip()!r}")
-    if batch.kind not in kinds_reading(HUMAN_ANALYSIS):
-        raise InvalidInput(
-            "human_batch",
-            f"batch {batch.slug!r} is a {batch.kind} batch; a response's rating comes from "
-            f"an {kinds_reading_text(HUMAN_ANALYSIS)} batch",
-        )
-    return batch
+    return human_batch_of_kind(slug, HUMAN_ANALYSIS, "a response's rating comes from an")
 
 
 def analysis_params(
@@ -469,20 +457,7 @@ def run_corpus_analysis(job: Job, progress: JobProgress) -> tuple[dict, str]:
 def analyse_now(corpus: Corpus, params: dict, actor: Actor | None = None) -> Job:
     """Record a ``corpus_analysis`` job and run it in this process, whatever the queue
     (the command uses it, so its analysis appears on the page like one started there)."""
-    with transaction.atomic():
-        job = Job.objects.create(
-            kind=JOB_KIND,
-            subject=corpus,
-            params=params,
-            created_by=actor.user if actor else None,
-        )
-        audit.record(
-            f"{JOB_KIND}.requested",
-            subject=corpus,
-            actor=actor,
-            changes={"job": str(job.pk), **params},
-        )
-    return run_job(str(job.pk))
+    return run_now(JOB_KIND, corpus, params, actor)
 
 
 def latest_job(corpus: Corpus) -> Job | None:

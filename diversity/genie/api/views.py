@@ -2,27 +2,27 @@
 newest report."""
 
 from django.http import StreamingHttpResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.jobs import start_job_response
 from core.audit import Actor
-from core.errors import InvalidInput, NotFound
+from core.errors import InvalidInput
+from core.jobs.api import (
+    ReportView,
+    StartAnalysisView,
+    SubjectAnalysisView,
+    analysis_request,
+    report_schema,
+    start_analysis_schema,
+)
 from diversity.genie import selectors
 from diversity.genie.access import CanAnalyseGenie, CanImportGenie
 from diversity.genie.core import exports
 from diversity.genie.models import GenieSet
-from diversity.genie.services.analyses import (
-    DEFAULT_DRAWS,
-    DEFAULT_SEED,
-    JOB_KIND,
-    analysis_params,
-    latest_report,
-)
+from diversity.genie.services import analyses as genie_analyses
 from diversity.genie.services.imports import companion_files, import_genie
 
 
@@ -57,10 +57,9 @@ GenieSummary = inline_serializer("GenieSummary", fields=GENIE_SUMMARY_FIELDS)
 GenieSummaryList = inline_serializer("GenieSummary", fields=GENIE_SUMMARY_FIELDS, many=True)
 
 
-class GenieAnalysisRequest(serializers.Serializer):
-    bootstrap = serializers.IntegerField(required=False, default=DEFAULT_DRAWS)
-    seed = serializers.IntegerField(required=False, default=DEFAULT_SEED)
-    human_batch = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+GenieAnalysisRequest = analysis_request(
+    "GenieAnalysisRequest", genie_analyses.DEFAULT_DRAWS, genie_analyses.DEFAULT_SEED
+)
 
 
 def genie_payload(row: dict) -> dict:
@@ -122,50 +121,40 @@ class GenieListView(APIView):
         return Response(genie_payload(row), status=status.HTTP_201_CREATED)
 
 
-class StartGenieAnalysisView(APIView):
+class GenieAnalysisView:
+    subject_model = GenieSet
+    subject_label = "genie"
+    analyses = genie_analyses
+
+
+@start_analysis_schema(
+    "genie",
+    "Start a Genie analysis",
+    "Runs the Genie analysis (ANALYSIS.md, Genie) as a job, with the human similarities of a "
+    "similarity batch (default: the set's own): 202 with the job; poll its `status_url`, then "
+    "read `GET …/report`.",
+    GenieAnalysisRequest,
+)
+class StartGenieAnalysisView(GenieAnalysisView, StartAnalysisView):
     """Start an analysis job; poll ``status_url``, then fetch the report."""
 
     permission_classes = [CanAnalyseGenie]
-
-    @extend_schema(
-        tags=["genie"],
-        summary="Start a Genie analysis",
-        description="Runs the Genie analysis (ANALYSIS.md, Genie) as a job, with the human "
-        "similarities of a similarity batch (default: the set's own): 202 with the job; poll "
-        "its `status_url`, then read `GET …/report`.",
-        request=GenieAnalysisRequest,
-        responses={202: dict},
-    )
-    def post(self, request, name: str):
-        genie_set = get_object_or_404(GenieSet, name=name)
-        settings = GenieAnalysisRequest(data=request.data)
-        settings.is_valid(raise_exception=True)
-        params = analysis_params(**settings.validated_data)
-        return start_job_response(request, JOB_KIND, genie_set, params)
+    settings_serializer = GenieAnalysisRequest
 
 
-class GenieReportView(APIView):
+@report_schema(
+    "genie",
+    "The newest Genie report",
+    "The report of the newest finished Genie analysis: novelty per document and feature, per "
+    "feature with intervals, human-versus-LLM agreement. 404 until an analysis has finished.",
+)
+class GenieReportView(GenieAnalysisView, ReportView):
     """The newest finished report of the set (ANALYSIS.md, "Genie")."""
 
     permission_classes = [CanAnalyseGenie]
 
-    @extend_schema(
-        tags=["genie"],
-        summary="The newest Genie report",
-        description="The report of the newest finished Genie analysis: novelty per document "
-        "and feature, per feature with intervals, human-versus-LLM agreement. 404 until an "
-        "analysis has finished.",
-        responses=dict,
-    )
-    def get(self, request, name: str):
-        genie_set = get_object_or_404(GenieSet, name=name)
-        found = latest_report(genie_set)
-        if found is None:
-            raise NotFound(f"genie: {name} has no finished analysis yet; start one first")
-        return Response(found[1])
 
-
-class GenieExportView(APIView):
+class GenieExportView(GenieAnalysisView, SubjectAnalysisView):
     """The newest report's scores in GENIE's own shape (``genie.jsonl``, ``q_genie.jsonl``)."""
 
     permission_classes = [CanAnalyseGenie]
@@ -180,12 +169,9 @@ class GenieExportView(APIView):
         responses={(200, "application/x-ndjson"): str},
     )
     def get(self, request, name: str):
-        genie_set = get_object_or_404(GenieSet, name=name)
-        found = latest_report(genie_set)
-        if found is None:
-            raise NotFound(f"genie: {name} has no finished analysis yet; start one first")
+        report = self.report(name)
         records_of = exports.genie_records if self.table == "genie" else exports.q_genie_records
-        records = records_of(found[1], request.query_params.get("source", "llm"))
+        records = records_of(report, request.query_params.get("source", "llm"))
         response = StreamingHttpResponse(
             exports.jsonl_lines(records), content_type="application/x-ndjson; charset=utf-8"
         )

@@ -13,16 +13,14 @@ file's own ``human`` rows, if any.
 
 from collections.abc import Callable
 
-from django.db import transaction
-
 from analysis.services.analyses import write_report
-from annotation.kinds import kinds_reading, kinds_reading_text
+from annotation.kinds import kinds_reading
 from annotation.models import Batch
-from core import audit
 from core.audit import Actor
-from core.errors import InvalidInput, NotFound
-from core.jobs.execution import JobProgress, job_files_dir, newest_report, run_job
+from core.errors import NotFound
+from core.jobs.execution import JobProgress, job_files_dir, newest_report
 from core.jobs.kinds import register_job_kind
+from core.jobs.queue import run_now
 from core.models import Job
 from core.parameters import integer_parameter
 from diversity.genie.access import can_analyse_genie
@@ -40,6 +38,7 @@ from diversity.genie.core.scoring import (
 from diversity.genie.loading import batch_judgments, set_judgments
 from diversity.genie.models import GenieSet
 from diversity.genie.records import SOURCES, Judgment
+from diversity.human_batches import human_batch_of as human_batch_of_kind
 
 __all__ = [
     "DEFAULT_DRAWS",
@@ -68,20 +67,7 @@ HUMAN_ANALYSIS = "genie"
 def human_batch_of(slug) -> Batch | None:
     """The ``similarity`` batch named ``slug`` (``None`` for none); ``InvalidInput`` if it does
     not exist or is of another kind."""
-    if slug is None or (isinstance(slug, str) and not slug.strip()):
-        return None
-    if not isinstance(slug, str):
-        raise InvalidInput("human_batch", f"must be a batch slug, got {slug!r}")
-    batch = Batch.objects.filter(slug=slug.strip()).first()
-    if batch is None:
-        raise InvalidInput("human_batch", f"there is no batch {slug.strip()!r}")
-    if batch.kind not in kinds_reading(HUMAN_ANALYSIS):
-        raise InvalidInput(
-            "human_batch",
-            f"batch {batch.slug!r} is a {batch.kind} batch; human similarities come from a "
-            f"{kinds_reading_text(HUMAN_ANALYSIS)} batch",
-        )
-    return batch
+    return human_batch_of_kind(slug, HUMAN_ANALYSIS, "human similarities come from a")
 
 
 def analysis_params(bootstrap=DEFAULT_DRAWS, seed=DEFAULT_SEED, human_batch=None) -> dict:
@@ -252,20 +238,7 @@ def run_genie_analysis(job: Job, progress: JobProgress) -> tuple[dict, str]:
 
 def analyse_now(genie_set: GenieSet, params: dict, actor: Actor | None = None) -> Job:
     """Record a ``genie_analysis`` job and run it in this process, whatever the queue."""
-    with transaction.atomic():
-        job = Job.objects.create(
-            kind=JOB_KIND,
-            subject=genie_set,
-            params=params,
-            created_by=actor.user if actor else None,
-        )
-        audit.record(
-            f"{JOB_KIND}.requested",
-            subject=genie_set,
-            actor=actor,
-            changes={"job": str(job.pk), **params},
-        )
-    return run_job(str(job.pk))
+    return run_now(JOB_KIND, genie_set, params, actor)
 
 
 def latest_report(genie_set: GenieSet) -> tuple[Job, dict] | None:
