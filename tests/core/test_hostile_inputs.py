@@ -3,7 +3,6 @@ reader, a questionnaire of 5,000 nested brackets or an alias bomb, a synchronous
 too large to finish within the request."""
 
 import io
-import time
 
 import pytest
 
@@ -78,12 +77,12 @@ def test_a_hostile_questionnaire_is_a_400_on_the_create_and_edit_pages(questionn
         "questionnaire": questionnaire,
     }
     create = {**edit, "slug": "hostile-q", "kind": "absolute"}
+    # (that the alias bomb is refused without being expanded is measured, as memory, by
+    # tests/corpora/test_memory_bombs.py: no timing here, which a busy machine would fail)
     for url, fields in ((f"/manage/{batch.slug}/edit", edit), ("/manage/new", create)):
-        started = time.monotonic()
         answer = admin.post(url, fields)
         assert answer.status_code == 400, url
         assert reason in answer.content.decode(), url
-        assert time.monotonic() - started < 1.0
     batch.refresh_from_db()
     assert batch.questionnaire in (None, [])
 
