@@ -10,7 +10,9 @@ error; item ids must be new to the batch). If anything is wrong, ``ImportRejecte
 lists the problems and nothing is written. Otherwise queries, responses and items are
 inserted a thousand rows at a time (``tabular.RowInserter``) in one transaction that
 holds the batch row's lock. Reading the file, collecting the problems and the insert
-itself are shared with the score importer, in ``core.tabular``.
+itself are shared with the score importer, in ``core.tabular``; the checks of single values
+(ids, labels, texts) with the response-pool importer, in ``core.row_fields``. The required
+columns are the kind's ``import_columns``.
 
 Normalisation: ids, ``category``, ``subcategory`` and ``model`` are stripped of
 surrounding whitespace (numbers are accepted as ids and turned into strings); query and
@@ -30,7 +32,7 @@ Keys that are not part of the batch kind's format go into ``Item.metadata`` unch
 import dataclasses
 import os
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -44,6 +46,7 @@ from core import audit, json_text
 from core.audit import Actor
 from core.errors import Conflict, NotFound
 from core.locking import lock_rows
+from core.row_fields import RowFields, unstorable, unstorable_json
 from core.tabular import (
     BULK_BATCH_SIZE,
     Fingerprint,
@@ -53,11 +56,9 @@ from core.tabular import (
     chunks,
     csv_rows,
     fingerprint,
-    json_type,
     jsonl_rows,
     open_source,
     reject_json_constant,
-    required_value,
 )
 
 
@@ -182,41 +183,46 @@ class _Validator:
         self.item_lines: dict[str, int] = {}
         self.items: list = []
         self.records = 0
-        self.id_max = Item._meta.get_field("item_id").max_length
-        self.short_max = Query._meta.get_field("category").max_length
-        self.text_max = settings.TEXT_MAX_CHARS
+        self.fields = RowFields(
+            problems,
+            csv_header=csv_header,
+            id_max=Item._meta.get_field("item_id").max_length,
+            label_max=Query._meta.get_field("category").max_length,
+            text_max=settings.TEXT_MAX_CHARS,
+            # an id may be a JSON number (1 or 1.0, kept as "1" or "1.0")
+            number_ids=(int, float),
+            # only what no database can store is refused; items files carry what they carry
+            control_characters=True,
+        )
 
     def add(self, line: int, row: dict | None) -> None:
         self.records += 1
         if row is None:
             return
-        problems = self.problems
+        problems, fields = self.problems, self.fields
 
-        item_id = self._identifier(line, row, "item_id")
-        query_id = self._identifier(line, row, "query_id")
-        query_text = self._text(line, row, "query")
-        taxonomy = {field: self._short(line, row, field) for field in TAXONOMY_FIELDS}
-        if taxonomy["subcategory"] and taxonomy["category"] == "":
-            problems.add(
-                line, "subcategory", "a sub-category needs its category: give category too"
-            )
+        item_id = fields.identifier(line, row, "item_id")
+        query_id = fields.identifier(line, row, "query_id")
+        query_text = fields.text(line, row, "query")
+        taxonomy = {field: fields.label(line, row, field) for field in TAXONOMY_FIELDS}
+        fields.check_taxonomy(line, taxonomy["category"], taxonomy["subcategory"])
         slots = [
             (
                 slot.id_key,
-                self._identifier(line, row, slot.id_key),
-                self._text(line, row, slot.text_key),
-                self._short(line, row, slot.model_key),
+                fields.identifier(line, row, slot.id_key),
+                fields.text(line, row, slot.text_key),
+                fields.label(line, row, slot.model_key),
             )
             for slot in self.layout.slots
         ]
-        content = {key: self._text(line, row, key) for key in self.layout.contents}
+        content = {key: fields.text(line, row, key) for key in self.layout.contents}
         gold = self._gold(line, row)
         is_check = self._check(line, row)
         if is_check and row.get("gold") in (None, ""):
             problems.add(line, "gold", "an attention check (check: true) needs its gold answer")
         metadata = {key: value for key, value in row.items() if key not in self.layout.known}
         for key, value in metadata.items():
-            problem = _unstorable(key) or _unstorable_json(value)
+            problem = unstorable(key) or unstorable_json(value)
             if problem:
                 problems.add(line, key, problem)
 
@@ -287,56 +293,6 @@ class _Validator:
 
     # -- single values
 
-    def _present(self, line: int, row: dict, key: str) -> Any:
-        """The value, or None after reporting that a required key is missing or empty."""
-        return required_value(self.problems, line, row, key, csv_header=self.csv_header)
-
-    def _identifier(self, line: int, row: dict, key: str) -> str | None:
-        value = self._present(line, row, key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        value = str(value).strip()
-        return self._checked_string(line, key, value, self.id_max)
-
-    def _text(self, line: int, row: dict, key: str) -> str | None:
-        value = self._present(line, row, key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        if len(value) > self.text_max:
-            self.problems.add(
-                line,
-                key,
-                f"the text is {len(value):,} characters; at most TEXT_MAX_CHARS "
-                f"({self.text_max:,}) are accepted",
-            )
-            return None
-        return self._checked_string(line, key, value, None)
-
-    def _short(self, line: int, row: dict, key: str) -> str | None:
-        value = row.get(key)
-        if value is None:
-            return ""
-        if not isinstance(value, str):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        return self._checked_string(line, key, value.strip(), self.short_max)
-
-    def _checked_string(self, line: int, key: str, value: str, max_length: int | None):
-        if max_length is not None and len(value) > max_length:
-            self.problems.add(line, key, f"is longer than {max_length} characters")
-            return None
-        problem = _unstorable(value)
-        if problem:
-            self.problems.add(line, key, problem)
-            return None
-        return value
-
     def _check(self, line: int, row: dict) -> bool | None:
         """The ``check`` flag: true/false (JSON), or true/false/1/0/yes/no/empty (CSV)."""
         value = row.get("check")
@@ -370,34 +326,6 @@ class _Validator:
         except ValueError as refused:
             self.problems.add(line, "gold", str(refused))
             return None
-
-
-def _unstorable(text: str) -> str | None:
-    """Why a database could not store this text (NUL, unpaired surrogate), or None."""
-    if "\x00" in text:
-        return "contains a NUL character"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode"
-    return None
-
-
-def _unstorable_json(value: Any) -> str | None:
-    """``_unstorable`` for every string (keys included) inside a JSON value."""
-    pending = [value]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, str):
-            problem = _unstorable(value)
-            if problem:
-                return problem
-        elif isinstance(value, list):
-            pending.extend(value)
-        elif isinstance(value, dict):
-            pending.extend(value.keys())
-            pending.extend(value.values())
-    return None
 
 
 def _validate(batch: Batch, handle: IO, name: str, fmt: str) -> _Plan:

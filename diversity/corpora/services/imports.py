@@ -31,7 +31,7 @@ import re
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO
 
 import numpy as np
 from django.conf import settings
@@ -44,6 +44,7 @@ from core.jobs.execution import JobProgress, job_files_dir, store_upload
 from core.jobs.kinds import register_job_kind
 from core.jobs.queue import start_job
 from core.models import Job
+from core.row_fields import RowFields
 from core.tabular import (
     ImportRejected,
     Problems,
@@ -51,10 +52,8 @@ from core.tabular import (
     csv_rows,
     fingerprint,
     format_of,
-    json_type,
     jsonl_rows,
     open_source,
-    required_value,
 )
 from core.text import describe_control_character, first_control_character
 from diversity.corpora.access import can_import_corpora
@@ -132,18 +131,6 @@ class _ModelEntry:
     pk: int | None = None
 
 
-def _unstorable(text: str) -> str | None:
-    """Why the database cannot store this text (NUL, unpaired surrogate), or None."""
-    if "\x00" in text:
-        return "contains a NUL character"
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return "contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode"
-    return None
-
-
 class _ResponseWriter:
     """Writes response rows: ``COPY`` on PostgreSQL, multi-row inserts elsewhere."""
 
@@ -176,8 +163,13 @@ class _Loader:
     def __init__(self, corpus: Corpus | None, problems: Problems, *, csv_header: bool):
         self.corpus = corpus
         self.problems = problems
-        self.csv_header = csv_header
-        self.text_max = settings.TEXT_MAX_CHARS
+        self.fields = RowFields(
+            problems,
+            csv_header=csv_header,
+            id_max=MAX_ID_CHARS,
+            label_max=MAX_ID_CHARS,
+            text_max=settings.TEXT_MAX_CHARS,
+        )
         self.queries: dict[str, _QueryEntry] = {}
         self.query_list: list[_QueryEntry] = []
         self.models: dict[str, _ModelEntry] = {}
@@ -203,16 +195,16 @@ class _Loader:
         if row is None:
             return  # its problem is already collected
         before = self.problems.count
-        query_id = self._identifier(line, row, "query_id")
-        query_text = self._text(line, row, "query")
-        category = self._short(line, row, "category")
-        subcategory = self._short(line, row, "subcategory")
-        model_name = self._identifier(line, row, "model")
+        fields = self.fields
+        query_id = fields.identifier(line, row, "query_id")
+        query_text = fields.text(line, row, "query")
+        category = fields.label(line, row, "category")
+        subcategory = fields.label(line, row, "subcategory")
+        model_name = fields.identifier(line, row, "model")
         sample = self._sample(line, row)
-        response_id = self._identifier(line, row, "response_id")
-        response_text = self._text(line, row, "response")
-        if subcategory and category == "":
-            self.problems.add(line, "subcategory", "a sub-category needs its category")
+        response_id = fields.identifier(line, row, "response_id")
+        response_text = fields.text(line, row, "response")
+        fields.check_taxonomy(line, category, subcategory)
 
         query = None
         if query_id is not None and query_text is not None:
@@ -273,75 +265,8 @@ class _Loader:
 
     # -- single values
 
-    def _present(self, line: int, row: dict, key: str) -> Any:
-        return required_value(self.problems, line, row, key, csv_header=self.csv_header)
-
-    def _identifier(self, line: int, row: dict, key: str) -> str | None:
-        value = self._present(line, row, key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, str | int):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        value = str(value).strip()
-        if len(value) > MAX_ID_CHARS:
-            self.problems.add(line, key, f"is longer than {MAX_ID_CHARS} characters")
-            return None
-        index = first_control_character(value)
-        if index is not None:
-            self.problems.add(line, key, describe_control_character(value, index))
-            return None
-        problem = _unstorable(value)
-        if problem:
-            self.problems.add(line, key, problem)
-            return None
-        return value
-
-    def _short(self, line: int, row: dict, key: str) -> str | None:
-        """An optional label (category, sub-category): '' when absent; None when bad."""
-        value = row.get(key)
-        if value is None:
-            return ""
-        if not isinstance(value, str):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        value = value.strip()
-        if len(value) > MAX_ID_CHARS:
-            self.problems.add(line, key, f"is longer than {MAX_ID_CHARS} characters")
-            return None
-        index = first_control_character(value)
-        if index is not None:
-            self.problems.add(line, key, describe_control_character(value, index))
-            return None
-        problem = _unstorable(value)
-        if problem:
-            self.problems.add(line, key, problem)
-            return None
-        return value
-
-    def _text(self, line: int, row: dict, key: str) -> str | None:
-        value = self._present(line, row, key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        if len(value) > self.text_max:
-            self.problems.add(
-                line,
-                key,
-                f"the text is {len(value):,} characters; at most TEXT_MAX_CHARS "
-                f"({self.text_max:,}) are accepted",
-            )
-            return None
-        problem = _unstorable(value)
-        if problem:
-            self.problems.add(line, key, problem)
-            return None
-        return value
-
     def _sample(self, line: int, row: dict) -> int | None:
-        value = self._present(line, row, "sample")
+        value = self.fields.present(line, row, "sample")
         if value is None:
             return None
         number = None
