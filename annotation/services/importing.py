@@ -84,15 +84,13 @@ class _Layout:
 
     @classmethod
     def of(cls, kind: TaskKind) -> "_Layout":
-        required = ["item_id", "query_id", "query"]
-        known = {"item_id", "query_id", "query", *TAXONOMY_FIELDS, "gold", "check"}
-        for slot in kind.response_slots:
-            required += [slot.id_key, slot.text_key]
-            known.update((slot.id_key, slot.text_key, slot.model_key))
+        # the required columns are the kind's declaration, the one the batch page lists
+        required = tuple(kind.import_columns)
         contents = tuple(content.key for content in kind.content_texts)
-        required += contents
-        known.update(contents)
-        return cls(kind.response_slots, contents, tuple(required), frozenset(known))
+        known = {*required, *contents, *TAXONOMY_FIELDS, "gold", "check"}
+        for slot in kind.response_slots:
+            known.update((slot.id_key, slot.text_key, slot.model_key))
+        return cls(kind.response_slots, contents, required, frozenset(known))
 
 
 def import_items(
