@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.views import item_review, staff_pages, worker
+from annotation.views import item_review, staff_annotators, staff_pages, worker
 
 urlpatterns = [
     path("work/<slug:slug>/", worker.entry, name="work-entry"),
@@ -17,10 +17,12 @@ urlpatterns = [
     path("manage/<slug:slug>/state", staff_pages.batch_state, name="manage-batch-state"),
     path("manage/<slug:slug>/items", staff_pages.batch_upload, name="manage-batch-items"),
     path("manage/<slug:slug>/preview", staff_pages.batch_preview, name="manage-batch-preview"),
-    path("manage/<slug:slug>/annotators", staff_pages.annotator_list, name="manage-annotators"),
+    path(
+        "manage/<slug:slug>/annotators", staff_annotators.annotator_list, name="manage-annotators"
+    ),
     path(
         "manage/<slug:slug>/annotators/exclude-group",
-        staff_pages.annotators_exclude_group,
+        staff_annotators.annotators_exclude_group,
         name="manage-annotators-exclude-group",
     ),
     path("manage/<slug:slug>/item", item_review.item_lookup, name="manage-item-lookup"),
@@ -34,12 +36,12 @@ urlpatterns = [
     ),
     path(
         "manage/<slug:slug>/annotators/<str:pseudonym>/exclude",
-        staff_pages.annotator_exclude,
+        staff_annotators.annotator_exclude,
         name="manage-annotator-exclude",
     ),
     path(
         "manage/<slug:slug>/annotators/<str:pseudonym>/include",
-        staff_pages.annotator_include,
+        staff_annotators.annotator_include,
         name="manage-annotator-include",
     ),
 ]

@@ -10,7 +10,10 @@ error; item ids must be new to the batch). If anything is wrong, ``ImportRejecte
 lists the problems and nothing is written. Otherwise queries, responses and items are
 inserted a thousand rows at a time (``tabular.RowInserter``) in one transaction that
 holds the batch row's lock. Reading the file, collecting the problems and the insert
-itself are shared with the score importer, in ``core.tabular``.
+itself are shared with the score importer, in ``core.tabular``; the checks of single values
+(ids, labels, texts) with the response-pool importer, in ``core.row_fields``. The required
+columns are the kind's ``import_columns``. Checking the file is ``item_validation``'s part;
+writing what it planned is this module's.
 
 Normalisation: ids, ``category``, ``subcategory`` and ``model`` are stripped of
 surrounding whitespace (numbers are accepted as ids and turned into strings); query and
@@ -30,17 +33,15 @@ Keys that are not part of the batch kind's format go into ``Item.metadata`` unch
 import dataclasses
 import os
 from dataclasses import dataclass
-from typing import IO, Any
 
-from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
 from annotation import selectors
-from annotation.kinds.base import ResponseSlot, TaskKind
 from annotation.models import Batch, BatchState, Item, Query, Response
 from annotation.services import bundles, slots
-from core import audit, json_text
+from annotation.services.item_validation import TAXONOMY_FIELDS, Plan, validate
+from core import audit
 from core.audit import Actor
 from core.errors import Conflict, NotFound
 from core.locking import lock_rows
@@ -48,17 +49,14 @@ from core.tabular import (
     BULK_BATCH_SIZE,
     Fingerprint,
     ImportRejected,
-    Problems,
     RowInserter,
     chunks,
-    csv_rows,
     fingerprint,
-    json_type,
-    jsonl_rows,
     open_source,
-    reject_json_constant,
-    required_value,
 )
+
+# the concurrency tests validate a file, change the database, then write the plan
+_validate = validate
 
 
 @dataclass(frozen=True)
@@ -66,32 +64,6 @@ class ImportSummary:
     items_created: int
     queries_created: int
     responses_created: int
-
-
-# A query's place in the study's taxonomy, in the order a sub-category depends on.
-TAXONOMY_FIELDS = ("category", "subcategory")
-
-
-@dataclass(frozen=True)
-class _Layout:
-    """The keys of a kind's items file: required, known, and the response slots."""
-
-    slots: tuple[ResponseSlot, ...]
-    contents: tuple[str, ...]
-    required: tuple[str, ...]
-    known: frozenset[str]
-
-    @classmethod
-    def of(cls, kind: TaskKind) -> "_Layout":
-        required = ["item_id", "query_id", "query"]
-        known = {"item_id", "query_id", "query", *TAXONOMY_FIELDS, "gold", "check"}
-        for slot in kind.response_slots:
-            required += [slot.id_key, slot.text_key]
-            known.update((slot.id_key, slot.text_key, slot.model_key))
-        contents = tuple(content.key for content in kind.content_texts)
-        required += contents
-        known.update(contents)
-        return cls(kind.response_slots, contents, tuple(required), frozenset(known))
 
 
 def import_items(
@@ -110,7 +82,7 @@ def import_items(
 
     with open_source(path_or_file, filename) as (handle, name, fmt):
         file = fingerprint(handle)
-        plan = _validate(batch, handle, name, fmt)
+        plan = validate(batch, handle, name, fmt)
     summary = _write(batch, plan, file, actor)
     selectors.forget_item_count(batch)
     _refresh_planner_statistics(summary.items_created)
@@ -134,352 +106,11 @@ def _refresh_planner_statistics(items_created: int) -> None:
         cursor.execute("ANALYZE annotation_item, annotation_query, annotation_response")
 
 
-# --------------------------------------------------------------------------- validating
-
-
-@dataclass(slots=True)
-class _QueryEntry:
-    text: str
-    line: int
-    # taxonomy field -> (value, the line that gave it); absent until a line gives one
-    taxonomy: dict[str, tuple[str, int]] = dataclasses.field(default_factory=dict)
-    pk: int | None = None
-    # taxonomy fields the stored query lacks and this file gives (filled in on write)
-    fill_in: tuple[str, ...] = ()
-
-    def value(self, field: str) -> str:
-        return self.taxonomy.get(field, ("", 0))[0]
-
-
-@dataclass(slots=True)
-class _ResponseEntry:
-    text: str
-    model: str
-    query_id: str
-    line: int
-    field: str  # the key it first appeared under, for problems
-    pk: int | None = None
-
-
-@dataclass
-class _Plan:
-    name: str
-    queries: dict[str, _QueryEntry]
-    responses: dict[str, _ResponseEntry]
-    # (item_id, query_id, response ids, content, gold, is_check, metadata), in file order
-    items: list[tuple[str, str, tuple[str, ...], dict, list | None, bool, dict]]
-
-
-class _Validator:
-    def __init__(self, batch: Batch, problems: Problems, *, csv_header: bool):
-        self.batch = batch
-        self.kind = batch.task_kind
-        self.layout = _Layout.of(self.kind)
-        self.problems = problems
-        self.csv_header = csv_header  # missing CSV columns are reported once, at the header
-        self.queries: dict[str, _QueryEntry] = {}
-        self.responses: dict[str, _ResponseEntry] = {}
-        self.item_lines: dict[str, int] = {}
-        self.items: list = []
-        self.records = 0
-        self.id_max = Item._meta.get_field("item_id").max_length
-        self.short_max = Query._meta.get_field("category").max_length
-        self.text_max = settings.TEXT_MAX_CHARS
-
-    def add(self, line: int, row: dict | None) -> None:
-        self.records += 1
-        if row is None:
-            return
-        problems = self.problems
-
-        item_id = self._identifier(line, row, "item_id")
-        query_id = self._identifier(line, row, "query_id")
-        query_text = self._text(line, row, "query")
-        taxonomy = {field: self._short(line, row, field) for field in TAXONOMY_FIELDS}
-        if taxonomy["subcategory"] and taxonomy["category"] == "":
-            problems.add(
-                line, "subcategory", "a sub-category needs its category: give category too"
-            )
-        slots = [
-            (
-                slot.id_key,
-                self._identifier(line, row, slot.id_key),
-                self._text(line, row, slot.text_key),
-                self._short(line, row, slot.model_key),
-            )
-            for slot in self.layout.slots
-        ]
-        content = {key: self._text(line, row, key) for key in self.layout.contents}
-        gold = self._gold(line, row)
-        is_check = self._check(line, row)
-        if is_check and row.get("gold") in (None, ""):
-            problems.add(line, "gold", "an attention check (check: true) needs its gold answer")
-        metadata = {key: value for key, value in row.items() if key not in self.layout.known}
-        for key, value in metadata.items():
-            problem = _unstorable(key) or _unstorable_json(value)
-            if problem:
-                problems.add(line, key, problem)
-
-        if item_id is not None:
-            first = self.item_lines.get(item_id)
-            if first is not None:
-                problems.add(line, "item_id", f"{item_id!r} already appears on line {first}")
-            else:
-                self.item_lines[item_id] = line
-
-        if query_id is not None and query_text is not None:
-            entry = self.queries.get(query_id)
-            if entry is None:
-                entry = self.queries[query_id] = _QueryEntry(query_text, line)
-            elif entry.text != query_text:
-                problems.add(
-                    line,
-                    "query_id",
-                    f"{query_id!r} has a different query text on line {entry.line}",
-                )
-            for field, value in taxonomy.items():
-                if not value:  # empty (nothing said) or refused above
-                    continue
-                given = entry.taxonomy.get(field)
-                if given is None:
-                    entry.taxonomy[field] = (value, line)
-                elif given[0] != value:
-                    problems.add(
-                        line,
-                        field,
-                        f"query {query_id!r} has {field} {given[0]!r} on line {given[1]}, "
-                        f"not {value!r}",
-                    )
-
-        if len(slots) == 2 and slots[0][1] is not None and slots[0][1] == slots[1][1]:
-            problems.add(line, slots[1][0], f"{slots[1][1]!r} is the same as {slots[0][0]}")
-        for id_key, response_id, text, model in slots:
-            if response_id is None or text is None:
-                continue
-            entry = self.responses.get(response_id)
-            if entry is None:
-                if query_id is not None:
-                    self.responses[response_id] = _ResponseEntry(
-                        text, model or "", query_id, line, id_key
-                    )
-                continue
-            if entry.text != text:
-                problems.add(
-                    line,
-                    id_key,
-                    f"{response_id!r} has a different response text on line {entry.line}",
-                )
-            if query_id is not None and entry.query_id != query_id:
-                problems.add(
-                    line,
-                    id_key,
-                    f"{response_id!r} answers query {entry.query_id!r} on line {entry.line}, "
-                    f"not {query_id!r}",
-                )
-
-        if problems.count == 0:
-            response_ids = tuple(slot[1] for slot in slots)
-            self.items.append(
-                (item_id, query_id, response_ids, content, gold, bool(is_check), metadata)
-            )
-        elif self.items:
-            self.items = []  # the import is rejected: stop holding rows for the insert
-
-    # -- single values
-
-    def _present(self, line: int, row: dict, key: str) -> Any:
-        """The value, or None after reporting that a required key is missing or empty."""
-        return required_value(self.problems, line, row, key, csv_header=self.csv_header)
-
-    def _identifier(self, line: int, row: dict, key: str) -> str | None:
-        value = self._present(line, row, key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        value = str(value).strip()
-        return self._checked_string(line, key, value, self.id_max)
-
-    def _text(self, line: int, row: dict, key: str) -> str | None:
-        value = self._present(line, row, key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        if len(value) > self.text_max:
-            self.problems.add(
-                line,
-                key,
-                f"the text is {len(value):,} characters; at most TEXT_MAX_CHARS "
-                f"({self.text_max:,}) are accepted",
-            )
-            return None
-        return self._checked_string(line, key, value, None)
-
-    def _short(self, line: int, row: dict, key: str) -> str | None:
-        value = row.get(key)
-        if value is None:
-            return ""
-        if not isinstance(value, str):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        return self._checked_string(line, key, value.strip(), self.short_max)
-
-    def _checked_string(self, line: int, key: str, value: str, max_length: int | None):
-        if max_length is not None and len(value) > max_length:
-            self.problems.add(line, key, f"is longer than {max_length} characters")
-            return None
-        problem = _unstorable(value)
-        if problem:
-            self.problems.add(line, key, problem)
-            return None
-        return value
-
-    def _check(self, line: int, row: dict) -> bool | None:
-        """The ``check`` flag: true/false (JSON), or true/false/1/0/yes/no/empty (CSV)."""
-        value = row.get("check")
-        if value is None or isinstance(value, bool):
-            return bool(value)
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        if isinstance(value, str):
-            word = value.strip().lower()
-            if word in ("", "false", "0", "no"):
-                return False
-            if word in ("true", "1", "yes"):
-                return True
-        self.problems.add(line, "check", f"{value!r} is not true or false")
-        return None
-
-    def _gold(self, line: int, row: dict) -> list | None:
-        """The accepted answers of an attention check, checked by the batch's kind."""
-        value = row.get("gold")
-        if isinstance(value, str):
-            if not value.strip():
-                return None
-            try:
-                value = json_text.loads(value, parse_constant=reject_json_constant)
-            except (ValueError, RecursionError):
-                value = value.strip()  # a text kind's single answer, or refused by the kind
-        if value is None:
-            return None
-        try:
-            return self.kind.clean_gold(self.batch, value)
-        except ValueError as refused:
-            self.problems.add(line, "gold", str(refused))
-            return None
-
-
-def _unstorable(text: str) -> str | None:
-    """Why a database could not store this text (NUL, unpaired surrogate), or None."""
-    if "\x00" in text:
-        return "contains a NUL character"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode"
-    return None
-
-
-def _unstorable_json(value: Any) -> str | None:
-    """``_unstorable`` for every string (keys included) inside a JSON value."""
-    pending = [value]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, str):
-            problem = _unstorable(value)
-            if problem:
-                return problem
-        elif isinstance(value, list):
-            pending.extend(value)
-        elif isinstance(value, dict):
-            pending.extend(value.keys())
-            pending.extend(value.values())
-    return None
-
-
-def _validate(batch: Batch, handle: IO, name: str, fmt: str) -> _Plan:
-    problems = Problems(name)
-    validator = _Validator(batch, problems, csv_header=fmt == "csv")
-    rows = (
-        jsonl_rows(handle, problems)
-        if fmt == "jsonl"
-        else csv_rows(handle, problems, validator.layout.required)
-    )
-    for line, row in rows:
-        validator.add(line, row)
-    if validator.records == 0:
-        problems.add(1, "file", "contains no items")
-
-    queries, responses = validator.queries, validator.responses
-    for chunk in chunks(queries):
-        for query_id, pk, text, *stored in Query.objects.filter(query_id__in=chunk).values_list(
-            "query_id", "pk", "text", *TAXONOMY_FIELDS
-        ):
-            entry = queries[query_id]
-            if text != entry.text:
-                problems.add(
-                    entry.line,
-                    "query_id",
-                    f"{query_id!r} already exists in the database with a different text",
-                )
-            fill_in = []
-            for field, kept in zip(TAXONOMY_FIELDS, stored, strict=True):
-                value, line = entry.taxonomy.get(field, ("", entry.line))
-                if not value:
-                    continue
-                if not kept:
-                    fill_in.append(field)
-                elif kept != value:
-                    problems.add(
-                        line,
-                        field,
-                        f"query {query_id!r} already exists in the database with {field} "
-                        f"{kept!r}, not {value!r}",
-                    )
-            entry.pk, entry.fill_in = pk, tuple(fill_in)
-    for chunk in chunks(responses):
-        existing = Response.objects.filter(response_id__in=chunk).values_list(
-            "response_id", "pk", "text", "query__query_id"
-        )
-        for response_id, pk, text, query_id in existing:
-            entry = responses[response_id]
-            field = entry.field
-            if text != entry.text:
-                problems.add(
-                    entry.line,
-                    field,
-                    f"{response_id!r} already exists in the database with a different text",
-                )
-            if query_id != entry.query_id:
-                problems.add(
-                    entry.line,
-                    field,
-                    f"{response_id!r} already exists in the database as an answer to query "
-                    f"{query_id!r}, not {entry.query_id!r}",
-                )
-            entry.pk = pk
-    item_lines = validator.item_lines
-    for chunk in chunks(item_lines):
-        for item_id in Item.objects.filter(batch=batch, item_id__in=chunk).values_list(
-            "item_id", flat=True
-        ):
-            problems.add(
-                item_lines[item_id], "item_id", f"{item_id!r} already exists in batch {batch.slug}"
-            )
-
-    if problems.count:
-        raise ImportRejected(problems.lines())
-    return _Plan(name=name, queries=queries, responses=responses, items=validator.items)
-
-
 # --------------------------------------------------------------------------- writing
 
 
 def _write(
-    batch: Batch, plan: _Plan, file: Fingerprint | None = None, actor: Actor | None = None
+    batch: Batch, plan: Plan, file: Fingerprint | None = None, actor: Actor | None = None
 ) -> ImportSummary:
     try:
         with transaction.atomic():
@@ -510,7 +141,7 @@ def _write(
     return summary
 
 
-def _concurrent_change(plan: _Plan, line: int, field: str, value: str) -> ImportRejected:
+def _concurrent_change(plan: Plan, line: int, field: str, value: str) -> ImportRejected:
     return ImportRejected(
         [
             f"{plan.name}:{line}: {field}: {value!r} was just created by a concurrent import "
@@ -519,7 +150,7 @@ def _concurrent_change(plan: _Plan, line: int, field: str, value: str) -> Import
     )
 
 
-def _create_queries(plan: _Plan) -> int:
+def _create_queries(plan: Plan) -> int:
     new = sorted(query_id for query_id, entry in plan.queries.items() if entry.pk is None)
     # a query created meanwhile by another import is fine if its text is the same
     inserter = RowInserter(Query, ["query_id", "text", *TAXONOMY_FIELDS], ignore_conflicts=True)
@@ -543,7 +174,7 @@ def _create_queries(plan: _Plan) -> int:
     return len(new)
 
 
-def _fill_in_taxonomy(plan: _Plan) -> None:
+def _fill_in_taxonomy(plan: Plan) -> None:
     """Stored queries without a category (or sub-category) get the one the file gives:
     one UPDATE per field and value, only where the stored value is still empty."""
     wanted: dict[tuple[str, str], list[int]] = {}
@@ -555,7 +186,7 @@ def _fill_in_taxonomy(plan: _Plan) -> None:
             Query.objects.filter(pk__in=chunk, **{field: ""}).update(**{field: value})
 
 
-def _create_responses(plan: _Plan) -> int:
+def _create_responses(plan: Plan) -> int:
     new = sorted(rid for rid, entry in plan.responses.items() if entry.pk is None)
     inserter = RowInserter(
         Response, ["response_id", "query", "model", "text"], ignore_conflicts=True
@@ -582,7 +213,7 @@ def _create_responses(plan: _Plan) -> int:
     return len(new)
 
 
-def _create_items(batch: Batch, plan: _Plan) -> int:
+def _create_items(batch: Batch, plan: Plan) -> int:
     highest = Item.objects.filter(batch=batch).aggregate(highest=Max("position"))["highest"]
     position = 0 if highest is None else highest + 1
     queries, responses = plan.queries, plan.responses

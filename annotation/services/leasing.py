@@ -22,7 +22,8 @@ annotator's own concurrent requests (two tabs, a retried request) are serialised
 their participation row. On SQLite the transaction holds the database write lock.
 
 Round trips: what the decision needs about the participant is read in one query
-(``WorkState``; the crowdworker API reads it with the participation and the batch), and on
+(``WorkState``, in ``work_state``; the crowdworker API reads it with the participation and
+the batch), and on
 PostgreSQL a regular lease is then taken in one statement that also does the locking
 above (``slots.lease_in_one_statement``). Anything else — a check or repeat due, a cap on
 concurrent workers, no unlocked candidate, SQLite — takes the locked path, which is the
@@ -32,6 +33,7 @@ Expiry needs no background process: every lease call first gives back the slots 
 batch's expired leases (``expire_leases``); a periodic task may call it too. While the
 rating page is visible it extends its lease (``extend_lease``, the heartbeat) up to the
 batch's cap, so a short lease recycles abandoned slots without cutting off careful readers.
+Both are a lease's life after it is taken, in ``annotation.services.leases``.
 """
 
 import uuid
@@ -41,14 +43,11 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, OuterRef, Subquery
-from django.db.models.functions import Coalesce
 from django.utils import timezone
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext_lazy
 
 from annotation.models import (
     REGULAR_STATUSES,
-    Annotator,
     Assignment,
     AssignmentState,
     Batch,
@@ -57,12 +56,43 @@ from annotation.models import (
     Participation,
     Purpose,
 )
-from annotation.services import admission, bundles, quality, slots, sql
-from annotation.services.leases import new_lease
-from core.errors import Conflict, NotFound, Unavailable
+from annotation.services import admission, bundles, quality, slots
+from annotation.services.leases import (
+    LEASE_FIELDS,
+    expire_leases,
+    extend_lease,
+    lease_row,
+    new_lease,
+    release_leases,
+)
+from annotation.services.work_state import (
+    WORK_STATE_COLUMNS,
+    WorkState,
+    participation_for_work,
+    read_work_state,
+    work_state_fields,
+)
+from core.errors import NotFound, Unavailable
 from core.locking import lock_rows
 
-EXPIRY_CHUNK = 1000
+# The crowdworker API, the entry and departure services and the tests import a lease's
+# life and the work state from here, where leasing began; they live beside it now.
+__all__ = [
+    "LEASE_FIELDS",
+    "WORK_STATE_COLUMNS",
+    "LeaseOutcome",
+    "NoWorkReason",
+    "WorkState",
+    "expire_leases",
+    "extend_lease",
+    "lease_next_item",
+    "participation_for_work",
+    "read_work_state",
+    "regular_done",
+    "release_leases",
+    "work_state_fields",
+]
+
 CANDIDATE_ATTEMPTS = 20
 
 
@@ -82,144 +112,6 @@ class LeaseOutcome:
     done: int  # the annotator's labels of regular items in this batch
     quota: int | None
     retry_after: int | None = None
-
-
-@dataclass(frozen=True)
-class WorkState:
-    """What deciding a lease needs to know about a participant, read in one query
-    (``work_state_fields``): their status, consent and questionnaire, when their next
-    attention check and repeat are due, their regular labels so far (``done``), whether
-    the batch holds expired leases to give back, and their own unexpired lease."""
-
-    status: str
-    consented_at: datetime | None
-    answered_at: datetime | None
-    next_check_after: int | None
-    next_repeat_after: int | None
-    done: int
-    stale_leases: bool
-    held_lease: uuid.UUID | None
-
-    @classmethod
-    def of(cls, row) -> "WorkState":
-        """From a participation (or a ``values()`` dict) annotated by ``work_state_fields``."""
-        get = row.get if isinstance(row, dict) else partial(getattr, row)
-        return cls(
-            status=get("status"),
-            consented_at=get("consented_at"),
-            answered_at=get("answered_at"),
-            next_check_after=get("next_check_after"),
-            next_repeat_after=get("next_repeat_after"),
-            done=get("work_done") or 0,
-            stale_leases=bool(get("work_stale_leases")),
-            held_lease=get("work_held_lease"),
-        )
-
-
-def work_state_fields(batch_ref, annotator_ref, now: datetime) -> dict:
-    """Annotations of a participation query that make up its ``WorkState`` with the
-    participation's own columns; ``batch_ref`` and ``annotator_ref`` name the batch and
-    the annotator (``OuterRef("batch_id")`` and ``OuterRef("annotator_id")``)."""
-    done = (
-        Label.objects.filter(
-            batch_id=batch_ref, annotator_id=annotator_ref, status__in=REGULAR_STATUSES
-        )
-        .order_by()
-        .values("annotator_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    held = (
-        Assignment.objects.filter(
-            batch_id=batch_ref,
-            annotator_id=annotator_ref,
-            state=AssignmentState.OPEN,
-            expires_at__gt=now,
-        )
-        .order_by("position_in_bundle")
-        .values("pk")[:1]
-    )
-    stale = Assignment.objects.filter(
-        batch_id=batch_ref, state=AssignmentState.OPEN, expires_at__lte=now
-    )
-    return {
-        "work_done": Coalesce(Subquery(done), 0),
-        "work_stale_leases": Exists(stale),
-        "work_held_lease": Subquery(held),
-    }
-
-
-def participation_for_work(
-    batch_slug: str, annotator_pk: int, now: datetime
-) -> tuple[Participation, WorkState] | None:
-    """The annotator's participation in the batch (its ``batch`` loaded) and its
-    ``WorkState``, in one query — what a request for work needs before deciding — or
-    ``None`` when there is no such participation (``annotation.services.sql``)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _work_state_sql(), {"slug": batch_slug, "annotator": annotator_pk, "now": now}
-        )
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    n_participation = len(sql.columns(Participation))
-    n_batch = len(sql.columns(Batch))
-    participation = sql.instance(Participation, row[:n_participation])
-    participation.batch = sql.instance(Batch, row[n_participation : n_participation + n_batch])
-    done, stale, held = row[n_participation + n_batch :]
-    state = WorkState(
-        status=participation.status,
-        consented_at=participation.consented_at,
-        answered_at=participation.answered_at,
-        next_check_after=participation.next_check_after,
-        next_repeat_after=participation.next_repeat_after,
-        done=done,
-        stale_leases=bool(stale),
-        held_lease=uuid.UUID(str(held)) if held is not None else None,
-    )
-    return participation, state
-
-
-@sql.statement
-def _work_state_sql() -> str:
-    label, assignment = sql.table(Label), sql.table(Assignment)
-    regular = ", ".join(f"'{status}'" for status in REGULAR_STATUSES)
-    return f"""
-        SELECT {sql.select_list(Participation, "p")}, {sql.select_list(Batch, "b")},
-            (SELECT COUNT(*) FROM {label} l
-             WHERE l.batch_id = p.batch_id AND l.annotator_id = p.annotator_id
-               AND l.status IN ({regular})),
-            EXISTS (SELECT 1 FROM {assignment} a
-                    WHERE a.batch_id = p.batch_id AND a.state = 'open'
-                      AND a.expires_at <= %(now)s),
-            (SELECT a.id FROM {assignment} a
-             WHERE a.batch_id = p.batch_id AND a.annotator_id = p.annotator_id
-               AND a.state = 'open' AND a.expires_at > %(now)s
-             ORDER BY a.position_in_bundle LIMIT 1)
-        FROM {sql.table(Participation)} p JOIN {sql.table(Batch)} b ON b.id = p.batch_id
-        WHERE b.slug = %(slug)s AND p.annotator_id = %(annotator)s
-    """
-
-
-def read_work_state(participation: Participation, now: datetime) -> WorkState:
-    row = (
-        Participation.objects.filter(pk=participation.pk)
-        .annotate(**work_state_fields(OuterRef("batch_id"), OuterRef("annotator_id"), now))
-        .values(*WORK_STATE_COLUMNS, "work_done", "work_stale_leases", "work_held_lease")
-        .first()
-    )
-    if row is None:
-        raise NotFound("This annotator has not entered the batch.")
-    return WorkState.of(row)
-
-
-WORK_STATE_COLUMNS = (
-    "status",
-    "consented_at",
-    "answered_at",
-    "next_check_after",
-    "next_repeat_after",
-)
 
 
 # how often a participant's page asks again while the batch is paused
@@ -371,7 +263,7 @@ def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> 
                 # Give the slot back and commit before locking any other item: holding
                 # this item's lock while waiting for another's could deadlock with an
                 # annotator doing the same the other way round.
-                release_leases([_lease_row(current)])
+                release_leases([lease_row(current)])
                 continue
             if quota is not None and done >= quota:
                 return LeaseOutcome(None, NoWorkReason.QUOTA, done, quota)
@@ -412,104 +304,6 @@ def regular_done(batch: Batch, annotator_id: int) -> int:
     return Label.objects.filter(
         batch=batch, annotator_id=annotator_id, status__in=REGULAR_STATUSES
     ).count()
-
-
-def extend_lease(annotator: Annotator, assignment_id, now: datetime | None = None) -> Assignment:
-    """The heartbeat: push an open lease's expiry to ``now + lease time``, capped at
-    ``leased_at + batch.lease_cap_seconds``.
-
-    Never revives anything: an expired or submitted lease, or one whose annotator was
-    excluded, is a ``Conflict`` (the page then carries on; a submission is still judged
-    by the usual rules). Someone else's lease is ``NotFound``, like a missing one.
-    """
-    now = now or timezone.now()
-    with transaction.atomic():
-        assignment = (
-            lock_rows(Assignment.objects.filter(pk=assignment_id, annotator=annotator))
-            .select_related("batch")
-            .first()
-        )
-        if assignment is None:
-            raise NotFound("No such assignment.")
-        if assignment.state != AssignmentState.OPEN or assignment.expires_at <= now:
-            raise Conflict(
-                "assignment: " + gettext("this lease is no longer open; it cannot be extended")
-            )
-        excluded = Participation.objects.filter(
-            batch_id=assignment.batch_id,
-            annotator=annotator,
-            status=Participation.Status.EXCLUDED,
-        ).exists()
-        if excluded:
-            raise Conflict("assignment: " + gettext("you no longer take part in this batch"))
-        batch = assignment.batch
-        cap = assignment.leased_at + timedelta(seconds=batch.lease_cap_seconds)
-        extended = min(now + timedelta(seconds=batch.lease_seconds), cap)
-        if extended > assignment.expires_at:
-            assignment.expires_at = extended
-            assignment.save(update_fields=["expires_at"])
-            if assignment.position_in_bundle is not None:
-                # a bundle's leases were taken together and live together
-                Assignment.objects.filter(
-                    batch_id=assignment.batch_id,
-                    annotator=annotator,
-                    state=AssignmentState.OPEN,
-                    leased_at=assignment.leased_at,
-                ).update(expires_at=extended)
-    return assignment
-
-
-def expire_leases(batch: Batch | None = None, now: datetime | None = None) -> int:
-    """Give back the slots of open leases past their expiry; returns how many expired.
-
-    Leases being submitted at this moment are locked by the submitter and skipped: the
-    submission wins, and the lease is not expired under it.
-    """
-    now = now or timezone.now()
-    stale = Assignment.objects.filter(state=AssignmentState.OPEN, expires_at__lte=now)
-    if batch is not None:
-        stale = stale.filter(batch=batch)
-    if not stale.exists():  # the common case, without taking any lock
-        return 0
-    total = 0
-    while True:
-        with transaction.atomic():
-            rows = list(
-                lock_rows(stale.order_by("pk"), skip_locked=True).values_list(*LEASE_FIELDS)[
-                    :EXPIRY_CHUNK
-                ]
-            )
-            if rows:
-                total += release_leases(rows)
-        if len(rows) < EXPIRY_CHUNK:
-            return total
-
-
-LEASE_FIELDS = ("pk", "item_id", "purpose", "shown_order")
-
-
-def _lease_row(assignment: Assignment) -> tuple:
-    return tuple(getattr(assignment, field) for field in LEASE_FIELDS)
-
-
-def release_leases(rows: list[tuple]) -> int:
-    """Mark open leases expired and give their slots back; caller holds their row locks.
-
-    ``rows`` are (assignment pk, item pk, purpose, shown order) as ``LEASE_FIELDS``.
-    Only regular leases hold a slot. Returns how many leases expired.
-    """
-    expired = Assignment.objects.filter(
-        pk__in=[row[0] for row in rows], state=AssignmentState.OPEN
-    ).update(state=AssignmentState.EXPIRED)
-    if expired != len(rows):  # a lease was submitted meanwhile; recount what really expired
-        still = Assignment.objects.filter(
-            pk__in=[row[0] for row in rows], state=AssignmentState.EXPIRED
-        )
-        rows = list(still.values_list(*LEASE_FIELDS))
-    slots.release_slots(
-        (item_pk, order) for _, item_pk, purpose, order in rows if purpose == Purpose.REGULAR
-    )
-    return len(rows)
 
 
 def _lock_participation(participation: Participation) -> Participation:

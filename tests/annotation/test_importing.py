@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from annotation.kinds import all_kinds
 from annotation.models import Batch, BatchState, Item, Query, Response
 from annotation.services import importing
 from annotation.services.batches import change_state, create_batch
@@ -271,6 +272,17 @@ def test_csv_required_column_missing(tmp_path):
     path = write_csv(tmp_path / "x.csv", header, [absolute_row(0), absolute_row(1)])
     problems = rejected(batch, path)
     assert problems == [f"{path}:1: response: required column is missing from the header"]
+
+
+@pytest.mark.parametrize("kind", sorted(all_kinds()))
+def test_csv_header_needs_the_kinds_import_columns(tmp_path, kind):
+    """The batch page lists the kind's import_columns; the importer requires those, in order."""
+    batch = new_batch(kind, slug=f"cols-{kind.replace('_', '-')}")
+    path = write_csv(tmp_path / "x.csv", ["notes"], [["a"]])
+    assert rejected(batch, path) == [
+        f"{path}:1: {column}: required column is missing from the header"
+        for column in batch.task_kind.import_columns
+    ]
 
 
 def test_csv_empty_cell(tmp_path):

@@ -70,7 +70,9 @@ def test_a_refused_pool_fails_the_job_with_its_problems(
     assert job["state"] == "failed"
     problems = job["result"]["problems"]
     assert problems[0].startswith("bad.jsonl:2: sample: must be a whole number")
-    assert "bad.jsonl:4: subcategory: a sub-category needs its category" in problems
+    assert (
+        "bad.jsonl:4: subcategory: a sub-category needs its category: give category too" in problems
+    )
     assert not Corpus.objects.exists()
     assert not list(job_files_dir().glob("upload-*"))
 

@@ -210,7 +210,9 @@ def test_a_subcategory_without_category_is_refused(tmp_path):
     rows[4]["category"] = ""
     rows[4]["subcategory"] = "rivers"
     problems = refused(jsonl_pool(tmp_path / "p.jsonl", rows))
-    assert "p.jsonl:5: subcategory: a sub-category needs its category" in problems
+    assert (
+        "p.jsonl:5: subcategory: a sub-category needs its category: give category too" in problems
+    )
 
 
 def test_broken_lines_and_wrong_types_are_each_reported(tmp_path):

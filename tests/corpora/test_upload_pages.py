@@ -141,7 +141,10 @@ def test_a_bad_file_shows_its_problems_and_creates_nothing(
     html = page.content.decode()
     assert "bad.jsonl was rejected; nothing was imported." in html
     assert "<code>bad.jsonl:2: sample: must be a whole number" in html
-    assert "<code>bad.jsonl:4: subcategory: a sub-category needs its category</code>" in html
+    assert (
+        "<code>bad.jsonl:4: subcategory: "
+        "a sub-category needs its category: give category too</code>" in html
+    )
     assert first_on_page(html, 'id="upload-problems"')
     banner = re.search(r'<div [^>]*id="upload-problems"[^>]*>', html).group(0)
     assert 'role="alert"' in banner and "data-focus-on-load" in banner

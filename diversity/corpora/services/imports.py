@@ -22,6 +22,9 @@ nothing behind (a problem found while writing rolls the whole transaction back),
 problem is listed as ``FILE:LINE: field: message`` (the first 50, then "... and K more
 problems").
 
+The corpus's name and title are checked in ``corpus_names``, the checks across rows are
+``pool_repeats`` and the database side of the writing is ``pool_writing``.
+
 ``run_import_job`` is the ``corpus_import`` job: an upload saved to the jobs folder, imported
 in the background.
 """
@@ -31,11 +34,10 @@ import re
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO
 
-import numpy as np
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 
 from core import audit
 from core.audit import Actor
@@ -44,21 +46,25 @@ from core.jobs.execution import JobProgress, job_files_dir, store_upload
 from core.jobs.kinds import register_job_kind
 from core.jobs.queue import start_job
 from core.models import Job
+from core.row_fields import RowFields
 from core.tabular import (
     ImportRejected,
     Problems,
-    RowInserter,
     csv_rows,
     fingerprint,
     format_of,
-    json_type,
     jsonl_rows,
     open_source,
-    required_value,
 )
-from core.text import describe_control_character, first_control_character
 from diversity.corpora.access import can_import_corpora
-from diversity.corpora.models import Corpus, CorpusModel, CorpusQuery, CorpusResponse
+from diversity.corpora.models import Corpus, CorpusModel, CorpusQuery
+from diversity.corpora.services.corpus_names import NAME_PATTERN, check_name, check_title
+from diversity.corpora.services.pool_repeats import report_repeats
+from diversity.corpora.services.pool_writing import (
+    ResponseWriter,
+    refresh_planner_statistics,
+    store_query_counts,
+)
 
 __all__ = [
     "JOB_KIND",
@@ -66,48 +72,21 @@ __all__ = [
     "OPTIONAL_COLUMNS",
     "REQUIRED_COLUMNS",
     "check_name",
+    "check_title",
     "import_corpus",
     "save_upload",
     "start_import",
 ]
 
 JOB_KIND = "corpus_import"
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
-RESERVED_NAMES = frozenset({"import-jobs"})  # /api/v1/corpora/import-jobs
 REQUIRED_COLUMNS = ("query_id", "query", "model", "sample", "response_id", "response")
 OPTIONAL_COLUMNS = ("category", "subcategory")
 MAX_ID_CHARS = 200
-MAX_TITLE_CHARS = 300
 MAX_SAMPLE = 2_147_483_647
 WRITE_CHUNK_ROWS = 10_000
 WRITE_CHUNK_CHARS = 8_000_000  # long responses: fewer rows a chunk, memory stays bounded
 
 Progress = Callable[..., None]
-
-
-def check_name(name: str) -> str:
-    name = (name or "").strip() if isinstance(name, str) else ""
-    if not NAME_PATTERN.match(name):
-        raise InvalidInput(
-            "name", f"{name!r} must be lower-case letters, digits and hyphens (at most 100)"
-        )
-    if name in RESERVED_NAMES:
-        raise InvalidInput("name", f"{name!r} is a word of the API's paths; choose another")
-    return name
-
-
-def check_title(title) -> str:
-    if title is None:
-        return ""
-    if not isinstance(title, str):
-        raise InvalidInput("title", "must be text")
-    title = title.strip()
-    if len(title) > MAX_TITLE_CHARS:
-        raise InvalidInput("title", f"is longer than {MAX_TITLE_CHARS} characters")
-    index = first_control_character(title)
-    if index is not None:
-        raise InvalidInput("title", describe_control_character(title, index) + "; remove it")
-    return title
 
 
 # --------------------------------------------------------------------------- rows
@@ -132,43 +111,6 @@ class _ModelEntry:
     pk: int | None = None
 
 
-def _unstorable(text: str) -> str | None:
-    """Why the database cannot store this text (NUL, unpaired surrogate), or None."""
-    if "\x00" in text:
-        return "contains a NUL character"
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return "contains an unpaired surrogate (\\ud800-\\udfff), which is not valid Unicode"
-    return None
-
-
-class _ResponseWriter:
-    """Writes response rows: ``COPY`` on PostgreSQL, multi-row inserts elsewhere."""
-
-    COLUMNS = ["corpus", "query", "model", "sample", "response_id", "text", "row_index"]
-
-    def __init__(self) -> None:
-        meta = CorpusResponse._meta
-        self.copy = connection.vendor == "postgresql"
-        if self.copy:
-            quote = connection.ops.quote_name
-            columns = ", ".join(quote(meta.get_field(name).column) for name in self.COLUMNS)
-            self.sql = f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN"
-        else:
-            self.inserter = RowInserter(CorpusResponse, self.COLUMNS)
-
-    def write(self, rows: list[list]) -> None:
-        if not self.copy:
-            self.inserter.insert(rows)
-            return
-        with connection.cursor() as cursor:
-            with cursor.cursor.copy(self.sql) as copy:  # the psycopg cursor under Django's
-                for row in rows:
-                    copy.write_row(row)
-
-
 class _Loader:
     """Checks each row as it arrives and, given a ``corpus``, writes the rows while the file
     is clean (without one it only checks)."""
@@ -176,8 +118,13 @@ class _Loader:
     def __init__(self, corpus: Corpus | None, problems: Problems, *, csv_header: bool):
         self.corpus = corpus
         self.problems = problems
-        self.csv_header = csv_header
-        self.text_max = settings.TEXT_MAX_CHARS
+        self.fields = RowFields(
+            problems,
+            csv_header=csv_header,
+            id_max=MAX_ID_CHARS,
+            label_max=MAX_ID_CHARS,
+            text_max=settings.TEXT_MAX_CHARS,
+        )
         self.queries: dict[str, _QueryEntry] = {}
         self.query_list: list[_QueryEntry] = []
         self.models: dict[str, _ModelEntry] = {}
@@ -187,7 +134,7 @@ class _Loader:
         self.pending_chars = 0
         self.new_queries: list[_QueryEntry] = []
         self.new_models: list[_ModelEntry] = []
-        self.writer = _ResponseWriter() if corpus is not None else None
+        self.writer = ResponseWriter() if corpus is not None else None
         # what the checks across rows need, per response with an id / a (query, model, sample)
         self.id_hashes = array("q")
         self.id_lines = array("q")
@@ -203,16 +150,16 @@ class _Loader:
         if row is None:
             return  # its problem is already collected
         before = self.problems.count
-        query_id = self._identifier(line, row, "query_id")
-        query_text = self._text(line, row, "query")
-        category = self._short(line, row, "category")
-        subcategory = self._short(line, row, "subcategory")
-        model_name = self._identifier(line, row, "model")
+        fields = self.fields
+        query_id = fields.identifier(line, row, "query_id")
+        query_text = fields.text(line, row, "query")
+        category = fields.label(line, row, "category")
+        subcategory = fields.label(line, row, "subcategory")
+        model_name = fields.identifier(line, row, "model")
         sample = self._sample(line, row)
-        response_id = self._identifier(line, row, "response_id")
-        response_text = self._text(line, row, "response")
-        if subcategory and category == "":
-            self.problems.add(line, "subcategory", "a sub-category needs its category")
+        response_id = fields.identifier(line, row, "response_id")
+        response_text = fields.text(line, row, "response")
+        fields.check_taxonomy(line, category, subcategory)
 
         query = None
         if query_id is not None and query_text is not None:
@@ -273,75 +220,8 @@ class _Loader:
 
     # -- single values
 
-    def _present(self, line: int, row: dict, key: str) -> Any:
-        return required_value(self.problems, line, row, key, csv_header=self.csv_header)
-
-    def _identifier(self, line: int, row: dict, key: str) -> str | None:
-        value = self._present(line, row, key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, str | int):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        value = str(value).strip()
-        if len(value) > MAX_ID_CHARS:
-            self.problems.add(line, key, f"is longer than {MAX_ID_CHARS} characters")
-            return None
-        index = first_control_character(value)
-        if index is not None:
-            self.problems.add(line, key, describe_control_character(value, index))
-            return None
-        problem = _unstorable(value)
-        if problem:
-            self.problems.add(line, key, problem)
-            return None
-        return value
-
-    def _short(self, line: int, row: dict, key: str) -> str | None:
-        """An optional label (category, sub-category): '' when absent; None when bad."""
-        value = row.get(key)
-        if value is None:
-            return ""
-        if not isinstance(value, str):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        value = value.strip()
-        if len(value) > MAX_ID_CHARS:
-            self.problems.add(line, key, f"is longer than {MAX_ID_CHARS} characters")
-            return None
-        index = first_control_character(value)
-        if index is not None:
-            self.problems.add(line, key, describe_control_character(value, index))
-            return None
-        problem = _unstorable(value)
-        if problem:
-            self.problems.add(line, key, problem)
-            return None
-        return value
-
-    def _text(self, line: int, row: dict, key: str) -> str | None:
-        value = self._present(line, row, key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            self.problems.add(line, key, f"must be a string, not {json_type(value)}")
-            return None
-        if len(value) > self.text_max:
-            self.problems.add(
-                line,
-                key,
-                f"the text is {len(value):,} characters; at most TEXT_MAX_CHARS "
-                f"({self.text_max:,}) are accepted",
-            )
-            return None
-        problem = _unstorable(value)
-        if problem:
-            self.problems.add(line, key, problem)
-            return None
-        return value
-
     def _sample(self, line: int, row: dict) -> int | None:
-        value = self._present(line, row, "sample")
+        value = self.fields.present(line, row, "sample")
         if value is None:
             return None
         number = None
@@ -401,64 +281,12 @@ class _Loader:
 
     def check_repeats(self, reread: Callable[[set[int]], dict[int, str]]) -> None:
         """Repeated response ids and repeated (query, model, sample), at their later line."""
-        hashes = np.frombuffer(self.id_hashes, dtype=np.int64)
-        lines = np.frombuffer(self.id_lines, dtype=np.int64)
-        order = np.argsort(hashes, kind="stable")
-        same = hashes[order][1:] == hashes[order][:-1]
-        if same.any():
-            suspects = set(lines[order][1:][same].tolist()) | set(lines[order][:-1][same].tolist())
-            ids = reread(suspects)
-            first_line: dict[str, int] = {}
-            for line in sorted(ids):
-                response_id = ids[line]
-                if response_id in first_line:
-                    self.problems.add(
-                        line,
-                        "response_id",
-                        f"{response_id!r} already appears on line {first_line[response_id]}",
-                    )
-                else:
-                    first_line[response_id] = line
-        queries = np.frombuffer(self.key_query, dtype=np.int64)
-        models = np.frombuffer(self.key_model, dtype=np.int64)
-        samples = np.frombuffer(self.key_sample, dtype=np.int64)
-        key_lines = np.frombuffer(self.key_lines, dtype=np.int64)
-        order = np.lexsort((key_lines, samples, models, queries))
-        q, m, s, at = queries[order], models[order], samples[order], key_lines[order]
-        repeated = np.flatnonzero((q[1:] == q[:-1]) & (m[1:] == m[:-1]) & (s[1:] == s[:-1])) + 1
-        if repeated.size:
-            model_names = list(self.models)
-            for index in repeated.tolist():
-                first = index - 1
-                while first > 0 and (q[first - 1], m[first - 1], s[first - 1]) == (
-                    q[index],
-                    m[index],
-                    s[index],
-                ):
-                    first -= 1
-                query = self.query_list[int(q[index])]
-                self.problems.add(
-                    int(at[index]),
-                    "sample",
-                    f"model {model_names[int(m[index])]!r} already has sample {int(s[index])} "
-                    f"of query {query.query_id!r} on line {int(at[first])}",
-                )
+        report_repeats(self, reread)
 
     def finish(self) -> None:
         """Counts per query, once every response is written (writing only)."""
         self.flush()
-        pairs = [(entry.n_responses, entry.pk) for entry in self.query_list]
-        with connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                table = connection.ops.quote_name(CorpusQuery._meta.db_table)
-                cursor.execute(
-                    f"UPDATE {table} AS q SET n_responses = v.n "
-                    "FROM unnest(%s::bigint[], %s::integer[]) AS v(id, n) WHERE q.id = v.id",
-                    [[pk for _, pk in pairs], [n for n, _ in pairs]],
-                )
-            else:
-                table = connection.ops.quote_name(CorpusQuery._meta.db_table)
-                cursor.executemany(f"UPDATE {table} SET n_responses = %s WHERE id = %s", pairs)
+        store_query_counts([(entry.n_responses, entry.pk) for entry in self.query_list])
 
 
 def _reread_ids(handle: IO, fmt: str, start: int) -> Callable[[set[int]], dict[int, str]]:
@@ -533,7 +361,7 @@ def import_corpus(
                     n_responses=loader.rows,
                 )
                 corpus.refresh_from_db()
-                _refresh_planner_statistics()
+                refresh_planner_statistics()
                 audit.record(
                     "corpus.import",
                     subject=corpus,
@@ -585,18 +413,6 @@ def _load(
     if problems.count:
         raise ImportRejected(problems.lines())
     return loader
-
-
-def _refresh_planner_statistics() -> None:
-    """Fresh statistics for PostgreSQL's planner after a bulk load (the tables looked empty)."""
-    if connection.vendor != "postgresql":
-        return
-    tables = ", ".join(
-        connection.ops.quote_name(model._meta.db_table)
-        for model in (CorpusQuery, CorpusModel, CorpusResponse)
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {tables}")
 
 
 # --------------------------------------------------------------------------- the job

@@ -1,0 +1,168 @@
+"""What deciding a lease needs to know about a participant, read in one query.
+
+``lease_next_item`` (``annotation.services.leasing``) decides from a ``WorkState``: the
+participant's status, consent and questionnaire, when their next attention check and repeat
+are due, their regular labels so far, whether the batch holds expired leases to give back,
+and their own unexpired lease. The crowdworker API reads it with the participation and the
+batch in one statement (``participation_for_work``); other callers annotate a participation
+query with ``work_state_fields`` (``read_work_state``). Both must stay one round trip: this
+is read on every request for work.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+
+from django.db import connection
+from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+
+from annotation.models import (
+    REGULAR_STATUSES,
+    Assignment,
+    AssignmentState,
+    Batch,
+    Label,
+    Participation,
+)
+from annotation.services import sql
+from core.errors import NotFound
+
+
+@dataclass(frozen=True)
+class WorkState:
+    """What deciding a lease needs to know about a participant, read in one query
+    (``work_state_fields``): their status, consent and questionnaire, when their next
+    attention check and repeat are due, their regular labels so far (``done``), whether
+    the batch holds expired leases to give back, and their own unexpired lease."""
+
+    status: str
+    consented_at: datetime | None
+    answered_at: datetime | None
+    next_check_after: int | None
+    next_repeat_after: int | None
+    done: int
+    stale_leases: bool
+    held_lease: uuid.UUID | None
+
+    @classmethod
+    def of(cls, row) -> "WorkState":
+        """From a participation (or a ``values()`` dict) annotated by ``work_state_fields``."""
+        get = row.get if isinstance(row, dict) else partial(getattr, row)
+        return cls(
+            status=get("status"),
+            consented_at=get("consented_at"),
+            answered_at=get("answered_at"),
+            next_check_after=get("next_check_after"),
+            next_repeat_after=get("next_repeat_after"),
+            done=get("work_done") or 0,
+            stale_leases=bool(get("work_stale_leases")),
+            held_lease=get("work_held_lease"),
+        )
+
+
+def work_state_fields(batch_ref, annotator_ref, now: datetime) -> dict:
+    """Annotations of a participation query that make up its ``WorkState`` with the
+    participation's own columns; ``batch_ref`` and ``annotator_ref`` name the batch and
+    the annotator (``OuterRef("batch_id")`` and ``OuterRef("annotator_id")``)."""
+    done = (
+        Label.objects.filter(
+            batch_id=batch_ref, annotator_id=annotator_ref, status__in=REGULAR_STATUSES
+        )
+        .order_by()
+        .values("annotator_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    held = (
+        Assignment.objects.filter(
+            batch_id=batch_ref,
+            annotator_id=annotator_ref,
+            state=AssignmentState.OPEN,
+            expires_at__gt=now,
+        )
+        .order_by("position_in_bundle")
+        .values("pk")[:1]
+    )
+    stale = Assignment.objects.filter(
+        batch_id=batch_ref, state=AssignmentState.OPEN, expires_at__lte=now
+    )
+    return {
+        "work_done": Coalesce(Subquery(done), 0),
+        "work_stale_leases": Exists(stale),
+        "work_held_lease": Subquery(held),
+    }
+
+
+def participation_for_work(
+    batch_slug: str, annotator_pk: int, now: datetime
+) -> tuple[Participation, WorkState] | None:
+    """The annotator's participation in the batch (its ``batch`` loaded) and its
+    ``WorkState``, in one query — what a request for work needs before deciding — or
+    ``None`` when there is no such participation (``annotation.services.sql``)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _work_state_sql(), {"slug": batch_slug, "annotator": annotator_pk, "now": now}
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    n_participation = len(sql.columns(Participation))
+    n_batch = len(sql.columns(Batch))
+    participation = sql.instance(Participation, row[:n_participation])
+    participation.batch = sql.instance(Batch, row[n_participation : n_participation + n_batch])
+    done, stale, held = row[n_participation + n_batch :]
+    state = WorkState(
+        status=participation.status,
+        consented_at=participation.consented_at,
+        answered_at=participation.answered_at,
+        next_check_after=participation.next_check_after,
+        next_repeat_after=participation.next_repeat_after,
+        done=done,
+        stale_leases=bool(stale),
+        held_lease=uuid.UUID(str(held)) if held is not None else None,
+    )
+    return participation, state
+
+
+@sql.statement
+def _work_state_sql() -> str:
+    label, assignment = sql.table(Label), sql.table(Assignment)
+    regular = ", ".join(f"'{status}'" for status in REGULAR_STATUSES)
+    return f"""
+        SELECT {sql.select_list(Participation, "p")}, {sql.select_list(Batch, "b")},
+            (SELECT COUNT(*) FROM {label} l
+             WHERE l.batch_id = p.batch_id AND l.annotator_id = p.annotator_id
+               AND l.status IN ({regular})),
+            EXISTS (SELECT 1 FROM {assignment} a
+                    WHERE a.batch_id = p.batch_id AND a.state = 'open'
+                      AND a.expires_at <= %(now)s),
+            (SELECT a.id FROM {assignment} a
+             WHERE a.batch_id = p.batch_id AND a.annotator_id = p.annotator_id
+               AND a.state = 'open' AND a.expires_at > %(now)s
+             ORDER BY a.position_in_bundle LIMIT 1)
+        FROM {sql.table(Participation)} p JOIN {sql.table(Batch)} b ON b.id = p.batch_id
+        WHERE b.slug = %(slug)s AND p.annotator_id = %(annotator)s
+    """
+
+
+def read_work_state(participation: Participation, now: datetime) -> WorkState:
+    row = (
+        Participation.objects.filter(pk=participation.pk)
+        .annotate(**work_state_fields(OuterRef("batch_id"), OuterRef("annotator_id"), now))
+        .values(*WORK_STATE_COLUMNS, "work_done", "work_stale_leases", "work_held_lease")
+        .first()
+    )
+    if row is None:
+        raise NotFound("This annotator has not entered the batch.")
+    return WorkState.of(row)
+
+
+WORK_STATE_COLUMNS = (
+    "status",
+    "consented_at",
+    "answered_at",
+    "next_check_after",
+    "next_repeat_after",
+)
