@@ -2,7 +2,7 @@
 answer (JSON under ``/api/``, a short page elsewhere) soon after the timeout, and the
 site keeps serving everyone else meanwhile and afterwards.
 
-The test runs its own gunicorn (``GUNICORN_TIMEOUT=2``, the platform's application with
+The test runs its own gunicorn (``GUNICORN_TIMEOUT=5``, the platform's application with
 one path that sleeps: ``slow_wsgi``) and nginx with ``deploy/nginx/nginx.conf``, on the
 fault stack's database and Redis.
 """
@@ -16,7 +16,9 @@ from tests.faults import stack
 
 pytestmark = pytest.mark.slow
 
-TIMEOUT_S = 2
+# long enough for a worker to boot on a busy machine (gunicorn's timeout covers that
+# too), short enough for the test
+TIMEOUT_S = 5
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +62,8 @@ def test_a_request_past_the_timeout_is_answered_and_the_site_stays_up(
         assert json.loads(body)["detail"]
     else:
         assert headers["Content-Type"].startswith("text/html")
-    # the proxy did not give up on the application: the very next requests are served
-    for _ in range(5):
-        assert stack.http_get(port, "/healthz", timeout=10)[0] == 200
+    # the proxy did not give up on the application: the next requests are served (the
+    # aborted worker's replacement may still be booting: the other worker answers)
+    answers = [stack.http_get(port, "/healthz", timeout=10)[0] for _ in range(5)]
+    assert answers == [200] * 5, answers
     assert web.alive()
