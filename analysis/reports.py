@@ -28,6 +28,7 @@ from analysis.loading import BatchArrays, SourceScores
 from analysis.report_calibration import calibration_entry
 from analysis.report_competence import competence_entry
 from analysis.report_rankings import rankings_entry
+from analysis.stats.correlation import EXACT_P_MAX_PAIRS, MIN_P_VALUE_PAIRS
 
 SOURCE_KINDS = ("lm", "reward_model", "judge", "other")
 
@@ -51,7 +52,8 @@ class CorrelationFigures(TypedDict):
     """A defined correlation; ``ci95`` is null without a usable bootstrap interval."""
 
     r: float
-    p: float | None
+    p: float | None  # None under stats.MIN_P_VALUE_PAIRS pairs
+    p_method: str | None  # "exact" (all pairings), "t" / "beta" (scipy's), None without p
     ci95: list[float] | None
 
 
@@ -137,6 +139,7 @@ class AnnotatorEntry(TypedDict):
     n_compared: int
     crowd_spearman: float | None
     crowd_spearman_p: float | None
+    crowd_spearman_p_method: str | None
     median_duration_ms: float | None
     attention_checks_passed: int
     attention_checks_failed: int
@@ -156,6 +159,8 @@ class Settings(TypedDict):
 
     bootstrap_resamples: int
     seed: int
+    min_p_value_n: int  # correlations over fewer pairs report no p-value
+    exact_p_max_n: int  # up to this many pairs the p-value is exact
 
 
 class CategoryEntry(TypedDict):
@@ -186,6 +191,12 @@ class Report(TypedDict):
     n_items: int
     n_labels: int
     n_annotators: int
+    # whether every regular item had its N counted labels when the report was computed
+    # (None when the arrays do not say what N is); the figures change until it is
+    complete: bool | None
+    items_complete: int | None
+    items_total: int
+    labels_per_item: int | None
     settings: Settings
     items: list[ItemEntry]
     subsets: dict[str, list[str]]  # subset name -> item ids, in item order
@@ -241,7 +252,13 @@ def build_report(
         "n_items": int(labelled.sum()),
         "n_labels": int(arrays.value.size),
         "n_annotators": arrays.n_annotators,
-        "settings": {"bootstrap_resamples": n_resamples, "seed": seed},
+        **completeness(arrays),
+        "settings": {
+            "bootstrap_resamples": n_resamples,
+            "seed": seed,
+            "min_p_value_n": MIN_P_VALUE_PAIRS,
+            "exact_p_max_n": EXACT_P_MAX_PAIRS,
+        },
         "items": _item_entries(arrays, figures.counts, figures.summary, figures.pairwise, labelled),
         "subsets": {
             name: [arrays.item_ids[i] for i in np.flatnonzero(mask)]
@@ -276,6 +293,27 @@ def build_report(
         report["calibration"] = distribution_calibration
     _tell(progress, steps, steps)
     return report
+
+
+def completeness(arrays: BatchArrays) -> dict:
+    """How many of the batch's regular items had their N counted labels (``complete``: all
+    of them). Attention checks are not among the items, so they never count here."""
+    total = arrays.n_items
+    if arrays.targets.size != total:
+        return {
+            "complete": None,
+            "items_complete": None,
+            "items_total": total,
+            "labels_per_item": None,
+        }
+    counted = np.bincount(arrays.item_index, minlength=total)
+    done = int(np.count_nonzero(counted >= arrays.targets))
+    return {
+        "complete": done == total,
+        "items_complete": done,
+        "items_total": total,
+        "labels_per_item": int(arrays.targets.max()) if total else None,
+    }
 
 
 @dataclass
@@ -470,7 +508,7 @@ def correlation_figures(result: stats.CorrelationResult) -> CorrelationFigures |
         low, high = _number(result.ci95[0]), _number(result.ci95[1])
         if low is not None and high is not None:
             ci95 = [low, high]
-    return {"r": r, "p": _number(result.p), "ci95": ci95}
+    return {"r": r, "p": _number(result.p), "p_method": result.p_method, "ci95": ci95}
 
 
 def _agreement_entry(summary: stats.AgreementSummary, pairwise: bool) -> Agreement:
@@ -530,6 +568,7 @@ def _annotator_entries(arrays: BatchArrays) -> list[AnnotatorEntry]:
             "n_compared": int(crowd.n_compared[index]),
             "crowd_spearman": _number(result.r),
             "crowd_spearman_p": _number(result.p),
+            "crowd_spearman_p_method": result.p_method,
             "median_duration_ms": _number(medians[index]),
             "attention_checks_passed": int(arrays.checks_passed[index]),
             "attention_checks_failed": int(arrays.checks_failed[index]),
