@@ -61,6 +61,8 @@ class BatchArrays:
     # the kind's labels compare two responses (``TaskKind.comparison``): items are pairs,
     # values are signed, response_pks has two columns
     comparison: bool = False
+    # per item: the counted labels it is to get (the batch's N); empty when not known
+    targets: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
     @property
     def n_items(self) -> int:
@@ -121,6 +123,7 @@ class BatchArrays:
             subcategories=per_item(self.subcategories),
             models=per_item(self.models),
             models_b=per_item(self.models_b),
+            targets=self.targets[keep] if self.targets.size else self.targets,
         )
 
 
@@ -155,6 +158,7 @@ def load_items(batch: Batch) -> BatchArrays:
             "response__model",
             "response_a__model",
             "response_b__model",
+            "target",
         )
     )
     comparison = bool(batch.task_kind.comparison)
@@ -181,6 +185,7 @@ def load_items(batch: Batch) -> BatchArrays:
         models=[(row[9] if comparison else row[8]) or "" for row in item_rows],
         models_b=[row[10] or "" for row in item_rows] if comparison else [],
         comparison=comparison,
+        targets=np.array([row[11] for row in item_rows], dtype=np.int64),
     )
 
 

@@ -15,6 +15,9 @@ Choices the spec leaves open:
   sub-category's) as if they were a batch of their own: the subsets are chosen within the
   category, the bootstrap uses the same seed, and an entry with fewer than
   ``MIN_CATEGORY_ITEMS`` labelled items is marked ``small``.
+
+Sections with a module of their own: ``report_annotators`` (per annotator),
+``report_validity``, ``report_rankings``, ``report_competence``, ``report_calibration``.
 """
 
 from collections.abc import Callable
@@ -25,9 +28,12 @@ import numpy as np
 
 from analysis import stats
 from analysis.loading import BatchArrays, SourceScores
+from analysis.report_annotators import AnnotatorEntry, annotator_entries
 from analysis.report_calibration import calibration_entry
 from analysis.report_competence import competence_entry
 from analysis.report_rankings import rankings_entry
+from analysis.report_validity import Validity, validity_entry
+from analysis.stats.correlation import EXACT_P_MAX_PAIRS, MIN_P_VALUE_PAIRS
 
 SOURCE_KINDS = ("lm", "reward_model", "judge", "other")
 
@@ -51,7 +57,8 @@ class CorrelationFigures(TypedDict):
     """A defined correlation; ``ci95`` is null without a usable bootstrap interval."""
 
     r: float
-    p: float | None
+    p: float | None  # None under stats.MIN_P_VALUE_PAIRS pairs
+    p_method: str | None  # "exact" (all pairings), "t" / "beta" (scipy's), None without p
     ci95: list[float] | None
 
 
@@ -90,59 +97,6 @@ class Agreement(TypedDict):
     mean_p_disagree: NotRequired[float | None]
 
 
-class PositionBiasEntry(TypedDict):
-    n_choices: int
-    first_share: float | None
-    p: float | None
-    mean_value_a_first: float | None
-    mean_value_b_first: float | None
-    n_a_first: int
-    n_b_first: int
-    annotators: list[dict]
-    strongly_biased: list[str]
-
-
-class RetestFigures(TypedDict):
-    n_pairs: int
-    exact_share: float | None
-    mean_abs_difference: float | None
-    sign_agreement: float | None
-
-
-class RetestEntry(TypedDict):
-    batch: RetestFigures
-    annotators: list[dict]
-
-
-class GroupsEntry(TypedDict):
-    question: str
-    text: str
-    min_annotators: int
-    mean_entropy_all: float | None
-    groups: list[dict]
-    questions: list[str]
-
-
-class Validity(TypedDict):
-    position_bias: PositionBiasEntry | None
-    test_retest: RetestEntry | None
-    groups: GroupsEntry | None
-
-
-class AnnotatorEntry(TypedDict):
-    """One annotator; ``reason`` is present when the crowd Spearman is undefined."""
-
-    annotator: str
-    n_labels: int
-    n_compared: int
-    crowd_spearman: float | None
-    crowd_spearman_p: float | None
-    median_duration_ms: float | None
-    attention_checks_passed: int
-    attention_checks_failed: int
-    reason: NotRequired[str | None]
-
-
 class SourceEntry(TypedDict):
     """One score source and how many labelled items it scores."""
 
@@ -156,6 +110,8 @@ class Settings(TypedDict):
 
     bootstrap_resamples: int
     seed: int
+    min_p_value_n: int  # correlations over fewer pairs report no p-value
+    exact_p_max_n: int  # up to this many pairs the p-value is exact
 
 
 class CategoryEntry(TypedDict):
@@ -186,6 +142,12 @@ class Report(TypedDict):
     n_items: int
     n_labels: int
     n_annotators: int
+    # whether every regular item had its N counted labels when the report was computed
+    # (None when the arrays do not say what N is); the figures change until it is
+    complete: bool | None
+    items_complete: int | None
+    items_total: int
+    labels_per_item: int | None
     settings: Settings
     items: list[ItemEntry]
     subsets: dict[str, list[str]]  # subset name -> item ids, in item order
@@ -241,7 +203,13 @@ def build_report(
         "n_items": int(labelled.sum()),
         "n_labels": int(arrays.value.size),
         "n_annotators": arrays.n_annotators,
-        "settings": {"bootstrap_resamples": n_resamples, "seed": seed},
+        **completeness(arrays),
+        "settings": {
+            "bootstrap_resamples": n_resamples,
+            "seed": seed,
+            "min_p_value_n": MIN_P_VALUE_PAIRS,
+            "exact_p_max_n": EXACT_P_MAX_PAIRS,
+        },
         "items": _item_entries(arrays, figures.counts, figures.summary, figures.pairwise, labelled),
         "subsets": {
             name: [arrays.item_ids[i] for i in np.flatnonzero(mask)]
@@ -250,7 +218,7 @@ def build_report(
         "correlations": figures.correlations,
         "by_kind": _by_kind(figures.correlations, list(figures.subsets)),
         "agreement": figures.agreement,
-        "annotators": _annotator_entries(arrays),
+        "annotators": annotator_entries(arrays),
         "sources": [
             {
                 "source": source.name,
@@ -276,6 +244,27 @@ def build_report(
         report["calibration"] = distribution_calibration
     _tell(progress, steps, steps)
     return report
+
+
+def completeness(arrays: BatchArrays) -> dict:
+    """How many of the batch's regular items had their N counted labels (``complete``: all
+    of them). Attention checks are not among the items, so they never count here."""
+    total = arrays.n_items
+    if arrays.targets.size != total:
+        return {
+            "complete": None,
+            "items_complete": None,
+            "items_total": total,
+            "labels_per_item": None,
+        }
+    counted = np.bincount(arrays.item_index, minlength=total)
+    done = int(np.count_nonzero(counted >= arrays.targets))
+    return {
+        "complete": done == total,
+        "items_complete": done,
+        "items_total": total,
+        "labels_per_item": int(arrays.targets.max()) if total else None,
+    }
 
 
 @dataclass
@@ -392,7 +381,7 @@ def _category_entry(category: str, subcategory: str | None, figures: _Figures) -
                 for key, value in entry.items()
                 if key not in ("attention_checks_passed", "attention_checks_failed")
             }
-            for entry in _annotator_entries(arrays)
+            for entry in annotator_entries(arrays)
         ],
         "validity": figures.validity,
     }
@@ -470,7 +459,7 @@ def correlation_figures(result: stats.CorrelationResult) -> CorrelationFigures |
         low, high = _number(result.ci95[0]), _number(result.ci95[1])
         if low is not None and high is not None:
             ci95 = [low, high]
-    return {"r": r, "p": _number(result.p), "ci95": ci95}
+    return {"r": r, "p": _number(result.p), "p_method": result.p_method, "ci95": ci95}
 
 
 def _agreement_entry(summary: stats.AgreementSummary, pairwise: bool) -> Agreement:
@@ -510,162 +499,3 @@ def _by_kind(correlations: list[CorrelationEntry], subset_names: list[str]) -> l
                 }
             )
     return rows
-
-
-def _annotator_entries(arrays: BatchArrays) -> list[AnnotatorEntry]:
-    crowd = stats.annotator_crowd_agreement(
-        arrays.item_index,
-        arrays.annotator_index,
-        arrays.value,
-        arrays.n_items,
-        arrays.n_annotators,
-    )
-    medians = _median_by_group(arrays.annotator_index, arrays.duration_ms, arrays.n_annotators)
-    entries = []
-    for index, pseudonym in enumerate(arrays.annotators):
-        result = crowd.crowd_spearman[index]
-        entry: AnnotatorEntry = {
-            "annotator": pseudonym,
-            "n_labels": int(crowd.n_labels[index]),
-            "n_compared": int(crowd.n_compared[index]),
-            "crowd_spearman": _number(result.r),
-            "crowd_spearman_p": _number(result.p),
-            "median_duration_ms": _number(medians[index]),
-            "attention_checks_passed": int(arrays.checks_passed[index]),
-            "attention_checks_failed": int(arrays.checks_failed[index]),
-        }
-        if result.r is None:
-            entry["reason"] = result.reason
-        entries.append(entry)
-    return entries
-
-
-def _median_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
-    """Median of ``values`` per group, ignoring NaN; NaN for a group without values."""
-    known = np.isfinite(values)
-    group, values = group[known], values[known]
-    order = np.lexsort((values, group))
-    group, values = group[order], values[order]
-    sizes = np.bincount(group, minlength=n_groups)
-    ends = np.cumsum(sizes)
-    starts = ends - sizes
-    medians = np.full(n_groups, np.nan)
-    has = sizes > 0
-    low = starts[has] + (sizes[has] - 1) // 2
-    high = starts[has] + sizes[has] // 2
-    medians[has] = (values[low] + values[high]) / 2
-    return medians
-
-
-# ---------------------------------------------------------------------------- validity
-
-# Annotators with fewer non-tie choices say little about their own position bias.
-MIN_CHOICES_FOR_BIAS = 10
-# Strong position bias: the first-shown response wins this share of choices or more,
-# with the binomial test below this p-value.
-STRONG_BIAS_SHARE = 0.75
-STRONG_BIAS_P = 0.01
-# A group of annotators smaller than this is listed with its size, its figures withheld.
-MIN_GROUP_ANNOTATORS = 5
-
-
-def validity_entry(arrays: BatchArrays, group_by: str | None) -> Validity:
-    """Position bias (pairwise), test–retest agreement and the questionnaire breakdown."""
-    return {
-        "position_bias": _position_bias_entry(arrays) if arrays.comparison else None,
-        "test_retest": _retest_entry(arrays),
-        "groups": _groups_entry(arrays, group_by),
-    }
-
-
-def _position_bias_entry(arrays: BatchArrays) -> PositionBiasEntry:
-    bias = stats.position_bias(
-        arrays.shown_order, arrays.value, arrays.annotator_index, arrays.n_annotators
-    )
-    annotators = [
-        {
-            "annotator": arrays.annotators[entry.annotator],
-            "n_choices": entry.n_choices,
-            "first_share": _number(entry.first_share),
-            "p": _number(entry.p_value),
-            "strong": bool(
-                entry.n_choices >= MIN_CHOICES_FOR_BIAS
-                and entry.first_share is not None
-                and max(entry.first_share, 1 - entry.first_share) >= STRONG_BIAS_SHARE
-                and entry.p_value is not None
-                and entry.p_value < STRONG_BIAS_P
-            ),
-        }
-        for entry in bias.annotators
-        if entry.n_choices
-    ]
-    return {
-        "n_choices": bias.n_choices,
-        "first_share": _number(bias.first_share),
-        "p": _number(bias.p_value),
-        "mean_value_a_first": _number(bias.mean_value_a_first),
-        "mean_value_b_first": _number(bias.mean_value_b_first),
-        "n_a_first": bias.n_a_first,
-        "n_b_first": bias.n_b_first,
-        "annotators": annotators,
-        "strongly_biased": [entry["annotator"] for entry in annotators if entry["strong"]],
-    }
-
-
-def _retest_figures(result: stats.RetestAgreement) -> RetestFigures:
-    return {
-        "n_pairs": result.n_pairs,
-        "exact_share": _number(result.exact_share),
-        "mean_abs_difference": _number(result.mean_abs_difference),
-        "sign_agreement": _number(result.sign_agreement),
-    }
-
-
-def _retest_entry(arrays: BatchArrays) -> RetestEntry | None:
-    if not len(arrays.repeats):
-        return None
-    signed = arrays.comparison
-    pairs = arrays.repeats
-    annotators = []
-    for index in np.unique(pairs[:, 0]).tolist():
-        mine = pairs[pairs[:, 0] == index]
-        entry = _retest_figures(stats.retest_agreement(mine[:, 1], mine[:, 2], signed=signed))
-        annotators.append({"annotator": arrays.annotators[index], **entry})
-    return {
-        "batch": _retest_figures(stats.retest_agreement(pairs[:, 1], pairs[:, 2], signed=signed)),
-        "annotators": annotators,
-    }
-
-
-def _groups_entry(arrays: BatchArrays, group_by: str | None) -> GroupsEntry | None:
-    if not arrays.questions:
-        return None
-    question = next((q for q in arrays.questions if q["id"] == group_by), arrays.questions[0])
-    figures, overall = stats.group_breakdown(
-        arrays.item_index,
-        arrays.annotator_index,
-        arrays.value,
-        arrays.label_set,
-        arrays.n_items,
-        arrays.answers.get(question["id"], []),
-        min_annotators=MIN_GROUP_ANNOTATORS,
-    )
-    return {
-        "question": question["id"],
-        "text": question["text"],
-        "min_annotators": MIN_GROUP_ANNOTATORS,
-        "mean_entropy_all": _number(overall),
-        "groups": [
-            {
-                "group": entry.group,
-                "n_annotators": entry.n_annotators,
-                "n_labels": entry.n_labels,
-                "suppressed": entry.suppressed,
-                "mean_value": _number(entry.mean_value),
-                "mean_entropy_within": _number(entry.mean_entropy_within),
-                "n_items": entry.n_items,
-            }
-            for entry in figures
-        ],
-        "questions": [q["id"] for q in arrays.questions],
-    }

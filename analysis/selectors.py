@@ -14,12 +14,15 @@ def coverage(batch: Batch) -> list[dict]:
     ``{source, kind, n_items_scored, n_items, coverage}``, ordered by name. Counted by the
     database with a handful of aggregate queries (through the item's responses, directly,
     and their overlap), whatever the number of items.
+
+    Attention checks are left out on both sides: they are outside N and never analysed, so
+    a check scored (or not) says nothing about how much of the batch a source covers.
     """
-    n_items = Item.objects.filter(batch=batch).count()
+    items = Item.objects.filter(batch=batch, is_check=False).order_by()
+    n_items = items.count()
     if n_items == 0:
         return []
-    items = Item.objects.filter(batch=batch).order_by()
-    direct_scores = Score.objects.filter(item__batch=batch).order_by()
+    direct_scores = Score.objects.filter(item__batch=batch, item__is_check=False).order_by()
     if batch.task_kind.comparison:
         via_responses = items.filter(
             response_a__scores__source=F("response_b__scores__source")

@@ -117,6 +117,8 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
         context.update(
             {
                 "settings": report.get("settings", {}),
+                "incomplete": presentation.incompleteness(report),
+                "min_p_value_n": presentation.min_p_value_n(report),
                 "headline": presentation.headline(
                     report,
                     similar=request.GET.get("similar", ""),

@@ -12,7 +12,15 @@ from annotation.kinds import kinds_reading
 
 class _Correlation(serializers.Serializer):
     r = serializers.FloatField()
-    p = serializers.FloatField()
+    p = serializers.FloatField(
+        allow_null=True, help_text="Null under settings.min_p_value_n pairs (too few)."
+    )
+    p_method = serializers.ChoiceField(
+        choices=["exact", "t", "beta"],
+        allow_null=True,
+        help_text="exact: over all pairings (up to settings.exact_p_max_n pairs); t / beta: "
+        "scipy's approximation (Spearman) / exact distribution under normality (Pearson).",
+    )
     ci95 = serializers.ListField(
         child=serializers.FloatField(), allow_null=True, help_text="[low, high], bootstrap."
     )
@@ -72,6 +80,7 @@ class ReportAnnotator(serializers.Serializer):
     n_compared = serializers.IntegerField()
     crowd_spearman = serializers.FloatField(allow_null=True)
     crowd_spearman_p = serializers.FloatField(allow_null=True)
+    crowd_spearman_p_method = serializers.CharField(allow_null=True, required=False)
     median_duration_ms = serializers.IntegerField(allow_null=True, required=False)
     attention_checks_passed = serializers.IntegerField(required=False)
     attention_checks_failed = serializers.IntegerField(required=False)
@@ -112,6 +121,16 @@ class ReportResponse(serializers.Serializer):
     n_items = serializers.IntegerField()
     n_labels = serializers.IntegerField()
     n_annotators = serializers.IntegerField()
+    complete = serializers.BooleanField(
+        allow_null=True,
+        help_text="Every regular item had its N counted labels when the report was computed; "
+        "false: the figures will change.",
+    )
+    items_complete = serializers.IntegerField(
+        allow_null=True, help_text="Regular items with N counted labels (checks never count)."
+    )
+    items_total = serializers.IntegerField(help_text="Regular items (attention checks left out).")
+    labels_per_item = serializers.IntegerField(allow_null=True, help_text="N.")
     items = ReportItem(many=True)
     subsets = serializers.DictField(
         child=serializers.ListField(child=serializers.CharField()),
@@ -137,6 +156,10 @@ REPORT_EXAMPLE = OpenApiExample(
         "n_items": 2,
         "n_labels": 50,
         "n_annotators": 25,
+        "complete": True,
+        "items_complete": 2,
+        "items_total": 2,
+        "labels_per_item": 25,
         "items": [
             {
                 "item_id": "q07-r03",

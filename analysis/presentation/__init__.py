@@ -19,6 +19,7 @@ from analysis.presentation.base import (
     CORRELATION_COLUMNS,
     KIND_NAMES,
     fmt,
+    min_p_value_n,
     subset_sizes,
 )
 from analysis.presentation.calibration import (
@@ -36,6 +37,7 @@ from analysis.presentation.pages import (
     category_rows,
     filtered_report,
     has_categories,
+    incompleteness,
     item_rows,
     report_items,
     source_rows,
@@ -95,8 +97,10 @@ __all__ = [
     "has_categories",
     "headline",
     "headline_rows",
+    "incompleteness",
     "item_rows",
     "item_table",
+    "min_p_value_n",
     "ranking_table",
     "rankings",
     "report_items",

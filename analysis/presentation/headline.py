@@ -2,7 +2,7 @@
 set and on the chosen subsets."""
 
 from analysis import plots
-from analysis.presentation.base import KIND_NAMES, _ci_text, _fmt_p, fmt, subset_sizes
+from analysis.presentation.base import KIND_NAMES, _ci_text, _p_phrase, fmt, subset_sizes
 from analysis.report_kind import compares_two
 from analysis.stats.subsets import families_for
 
@@ -20,8 +20,10 @@ def _subset_choice(wanted: str, family, default: str) -> str:
 
 
 def _source_cell(entry: dict | None) -> dict:
+    """A correlation's display cell: ρ, its interval, ``n`` (the items it rests on) and its
+    p-value in words (``p``, also in the hover title)."""
     if entry is None:
-        return {"r": "—", "ci": "", "n": "", "reason": "not scored", "missing": True}
+        return {"r": "—", "ci": "", "n": "", "p": "", "reason": "not scored", "missing": True}
     spearman, pearson = entry.get("spearman"), entry.get("pearson")
     n = f"n = {entry['n']:,}"
     if spearman is None:
@@ -29,16 +31,21 @@ def _source_cell(entry: dict | None) -> dict:
             "r": "—",
             "ci": "",
             "n": n,
+            "p": "",
             "reason": entry.get("reason") or "undefined",
             "missing": True,
         }
-    title = f"Spearman ρ = {fmt(spearman['r'])}, p {_fmt_p(spearman['p'])}"
+    p = _p_phrase(spearman["p"], entry["n"])
+    if spearman.get("p_method") == "exact":
+        p += " (exact)"
+    title = f"Spearman ρ = {fmt(spearman['r'])}, {p}, n = {entry['n']:,}"
     if pearson is not None:
         title += f"; Pearson r = {fmt(pearson['r'])} {_ci_text(pearson.get('ci95'))}".rstrip()
     return {
         "r": fmt(spearman["r"]),
         "ci": _ci_text(spearman.get("ci95")),
         "n": n,
+        "p": p,
         "reason": "",
         "title": title,
         "missing": False,
@@ -51,6 +58,7 @@ def _kind_cell(entry: dict | None, subset_size: int | None) -> dict:
             "r": "—",
             "ci": "",
             "n": "",
+            "p": "",
             "reason": "no source of this kind is defined here",
             "missing": True,
         }
@@ -62,6 +70,7 @@ def _kind_cell(entry: dict | None, subset_size: int | None) -> dict:
         "r": fmt(entry["spearman_mean"]),
         "ci": "",
         "n": n,
+        "p": "",
         "reason": "",
         "title": f"Pearson r (mean) = {fmt(entry.get('pearson_mean'))}",
         "missing": False,

@@ -2,7 +2,7 @@
 validity."""
 
 from analysis import plots
-from analysis.presentation.base import AGREEMENT_FIGURES, _fmt_p, fmt
+from analysis.presentation.base import AGREEMENT_FIGURES, _fmt_p, fmt, min_p_value_n
 from analysis.presentation.headline import _source_cell
 from analysis.report_kind import compares_two
 
@@ -49,6 +49,18 @@ def filtered_report(
         **report,
         "items": report_items(report, category, subcategory),
         "by_category": category_entries(report, category, subcategory),
+    }
+
+
+def incompleteness(report: dict) -> dict | None:
+    """What the page's warning says when the report was computed before every item had its
+    N counted labels; None for a complete batch (or a report that does not say)."""
+    if report.get("complete") is not False:
+        return None
+    return {
+        "items_complete": report["items_complete"],
+        "items_total": report["items_total"],
+        "labels_per_item": report.get("labels_per_item"),
     }
 
 
@@ -123,6 +135,7 @@ def category_rows(
 def annotator_rows(report: dict, limit: int) -> list[dict]:
     """The first ``limit`` rows of the annotator table."""
     rows = []
+    minimum = min_p_value_n(report)
     for entry in report.get("annotators", [])[:limit]:
         median = entry.get("median_duration_ms")
         passed = entry.get("attention_checks_passed", 0)
@@ -133,7 +146,10 @@ def annotator_rows(report: dict, limit: int) -> list[dict]:
                 "median_seconds": None if median is None else round(median / 1000, 1),
                 "checks": passed + failed,
                 "crowd_text": fmt(entry.get("crowd_spearman")),
-                "crowd_p_text": _fmt_p(entry.get("crowd_spearman_p")),
+                "crowd_n": entry.get("n_compared", 0),
+                "crowd_p_text": _fmt_p(
+                    entry.get("crowd_spearman_p"), entry.get("n_compared"), minimum
+                ),
             }
         )
     return rows

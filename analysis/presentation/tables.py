@@ -50,9 +50,9 @@ def correlation_table(report: dict) -> tuple[list[str], Iterator[list]]:
 
     def figures(result):
         if result is None:
-            return [None] * 4
+            return [None] * 5
         ci = result.get("ci95") or [None, None]
-        return [result["r"], result["p"], ci[0], ci[1]]
+        return [result["r"], result["p"], result.get("p_method"), ci[0], ci[1]]
 
     def rows():
         for entry in report.get("correlations", []):

@@ -16,6 +16,9 @@ Modules
     Spearman and Pearson with p-values, mid-ranks, the correlation result types.
 :mod:`~analysis.stats.bootstrap`
     seeded bootstrap intervals of many sources on many subsets at once.
+:mod:`~analysis.stats.bootstrap_kernels`
+    the bootstrap's vectorised kernels: a chunk of resamples of every source at once, or of
+    one source.
 :mod:`~analysis.stats.agreement`
     Krippendorff's alpha, the batch agreement summary, annotator-crowd agreement.
 :mod:`~analysis.stats.bradley_terry`

@@ -17,6 +17,7 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 from scipy import stats
 
+from analysis.stats.correlation import EXACT_P_MAX_PAIRS, MIN_P_VALUE_PAIRS
 from annotation.models import Label
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
@@ -160,6 +161,8 @@ def test_analysis_job_through_the_api(django_capture_on_commit_callbacks):
     assert report["batch"] == batch.slug and report["settings"] == {
         "bootstrap_resamples": 50,
         "seed": 2,
+        "min_p_value_n": MIN_P_VALUE_PAIRS,
+        "exact_p_max_n": EXACT_P_MAX_PAIRS,
     }
     bad = client.post(
         f"/api/v1/batches/{batch.slug}/analyses",

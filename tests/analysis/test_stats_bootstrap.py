@@ -141,7 +141,12 @@ def test_bootstrap_reproducible_and_covers_r() -> None:
         low, high = result.ci95
         assert low < result.r < high
         assert result.n_resamples_used == 400
-        assert correlation_figures(result) == {"r": result.r, "p": result.p, "ci95": [low, high]}
+        assert correlation_figures(result) == {
+            "r": result.r,
+            "p": result.p,
+            "p_method": result.p_method,
+            "ci95": [low, high],
+        }
 
 
 def test_constant_resamples_are_dropped_and_ci_needs_half() -> None:
