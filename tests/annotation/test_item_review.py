@@ -25,8 +25,8 @@ def test_an_items_labels_with_order_value_and_comment():
     batch = make_batch(
         kind="pairwise", n_items=1, per_item=3, allow_cant_judge=True, comment_box="optional"
     )
-    first, lease = _rate(batch, "w1", 2, comment="<b>A</b> cites a source")
-    second, _ = _rate(batch, "w2", None, cant_judge=True)
+    first, lease = _rate(batch, "platform-id-first-rater", 2, comment="<b>A</b> cites a source")
+    second, _ = _rate(batch, "platform-id-second-rater", None, cant_judge=True)
     item = lease.item
     page = staff_client("researcher").get(f"/manage/{batch.slug}/item/{item.item_id}")
     assert page.status_code == 200
