@@ -466,6 +466,11 @@ def run_annotators(
             stats["entry_waits"] += 1
             person.ready_at = time.monotonic() + rng.uniform(0.3, 0.7)
             return
+        if code == 409 and person.browser.resent and "csrftoken" in person.browser.cookies:
+            # The first answer to this entry was lost (a connection cut, an outage) after
+            # the server had bound the participation to the session that answer carried;
+            # the page says "open in another browser" and the person continues here.
+            code, page = _continue_here(person)
         if code != 200 or "csrftoken" not in person.browser.cookies:
             raise ProtocolError(f"entry: HTTP {code}")
         if any(notice in page for notice in FULL_NOTICES):
@@ -480,6 +485,16 @@ def run_annotators(
         if code != 302:
             raise ProtocolError(f"consent: HTTP {code}")
         person.entered = True
+
+    def _continue_here(person: Person) -> tuple[int, object]:
+        stats["entry_continued_here"] += 1
+        token = person.browser.cookies["csrftoken"]
+        code, _ = person.browser.request(
+            "POST", f"/work/{slug}/switch", form={"csrfmiddlewaretoken": token}
+        )
+        if code != 302:
+            raise ProtocolError(f"continue here: HTTP {code}")
+        return person.browser.request("GET", f"/work/{slug}/?worker={person.worker_id}")
 
     begin = time.monotonic()
     people = [
