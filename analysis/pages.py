@@ -8,7 +8,9 @@
   when it ran, rather than recomputing on every view);
 * a **Competence** column beside it: each annotator's MACE competence from the same
   analysis (Dawid–Skene's in its tooltip text), sortable, with the models' assumption of one
-  true label per item stated in the page's note.
+  true label per item stated in the page's note, and the batch's competence review list
+  (``review_lowest_competence``) as that analysis made it — a list to read, never an
+  exclusion.
 """
 
 from analysis.access import can_analyse
@@ -75,18 +77,31 @@ def _competence_title(batch) -> str:
 
 
 def _competence_note(batch) -> str:
-    found = latest_report(batch)
-    lowest = (
-        ((found[1].get("competence") or {}).get("review") or {}).get("lowest", []) if found else []
-    )
     note = (
         "Competence (MACE, Dawid–Skene in the report) assumes one true label per item: on "
         "open-ended items it measures consistency with the majority, not correctness, so a "
         "low value is a reason to look, never to exclude."
     )
+    return f"{note} {_review_note(batch)}".rstrip()
+
+
+def _review_note(batch) -> str:
+    """The batch's competence review list (``review_lowest_competence``) as the newest
+    analysis made it, and what to do when the setting changed since."""
+    found = latest_report(batch)
+    review = ((found[1].get("competence") or {}).get("review") or {}) if found else {}
+    asked = batch.review_lowest_competence
+    lowest = review.get("lowest", []) if "size" in review else []
+    text = ""
     if lowest:
-        note += f" Lowest, for review: {', '.join(lowest[:5])}."
-    return note
+        text = (
+            f"For review (the {len(lowest)} of lowest competence with at least "
+            f"{review['min_labels']} labels; nobody is excluded by it): {', '.join(lowest)}."
+        )
+    if found and asked != review.get("size"):
+        wanted = f"the {asked} of lowest competence" if asked else "no review list"
+        text += f" The batch now asks for {wanted}: run the analysis again to update it."
+    return text.strip()
 
 
 def register_extensions() -> None:

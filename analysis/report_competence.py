@@ -17,9 +17,9 @@ ASSUMPTION = (
     "Dawid–Skene and MACE assume one true label per item; on open-ended items, where people "
     "may disagree, they measure consistency with the majority, not correctness."
 )
-# The review list: the annotators of lowest MACE competence among those with enough labels
-# for it to mean something. It is a list to look at, never an exclusion.
-REVIEW_SIZE = 10
+# The review list (the batch's ``review_lowest_competence`` setting): the annotators of lowest
+# MACE competence among those with enough labels for it to mean something. It is a list to
+# look at, never an exclusion.
 REVIEW_MIN_LABELS = 10
 
 
@@ -59,16 +59,30 @@ def competence_entry(arrays: BatchArrays) -> dict | None:
                 "majority_agreement": _number(agreement[index]),
             }
         )
-    eligible = [entry for entry in annotators if entry["n_labels"] >= REVIEW_MIN_LABELS]
-    eligible.sort(key=lambda entry: (entry["mace_competence"], entry["annotator"]))
     return {
         "assumption": ASSUMPTION,
         "classes": [str(int(value)) for value in classes],
         "dawid_skene": {"iterations": dawid_skene.iterations, "converged": dawid_skene.converged},
         "mace": {"iterations": mace.iterations, "converged": mace.converged},
-        "review": {
-            "min_labels": REVIEW_MIN_LABELS,
-            "lowest": [entry["annotator"] for entry in eligible[:REVIEW_SIZE]],
-        },
+        "review": review_entry(annotators, None),
         "annotators": annotators,
+    }
+
+
+def review_entry(annotators: list[dict], size: int | None) -> dict:
+    """The competence section's ``review``: the ``size`` annotators of lowest MACE
+    competence among those with at least ``REVIEW_MIN_LABELS`` counted labels, lowest first
+    (ties by pseudonym); none when ``size`` is ``None`` (the batch asks for no list).
+
+    A list for someone to read those annotators' labels, never an exclusion."""
+    eligible = [
+        entry
+        for entry in annotators
+        if entry["n_labels"] >= REVIEW_MIN_LABELS and entry["mace_competence"] is not None
+    ]
+    eligible.sort(key=lambda entry: (entry["mace_competence"], entry["annotator"]))
+    return {
+        "size": size,
+        "min_labels": REVIEW_MIN_LABELS,
+        "lowest": [entry["annotator"] for entry in eligible[: size or 0]],
     }

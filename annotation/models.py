@@ -153,6 +153,11 @@ class Batch(models.Model):
     invitations_required = models.BooleanField(
         default=False, db_default=False, help_text="Refuse invitation links without a token."
     )
+    review_lowest_competence = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The analysis lists this many annotators of lowest competence for review.",
+    )
     # --- crowd platforms (docs/SPEC.md, "Crowd platforms")
     accept_platforms = models.JSONField(
         default=list,

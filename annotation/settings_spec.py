@@ -232,6 +232,14 @@ DESIGN = (
         flag_help="show an earlier item again after about every R items",
     ),
     BatchSetting(
+        "review_lowest_competence",
+        "Competence review list",
+        "The analysis lists this many annotators of lowest competence (MACE) for someone to "
+        "read their labels — never an exclusion: disagreement is expected. Empty: no list.",
+        rules.optional_positive,
+        flag_help="list the K annotators of lowest competence for review (never excludes)",
+    ),
+    BatchSetting(
         "invitations_required",
         "Personal invitations only",
         "Only signed invitation links work: ?worker= links and the crowd platforms' links "

@@ -143,13 +143,18 @@ def competence(report: dict, limit: int) -> dict | None:
         section["annotators"],
         key=lambda entry: (entry["mace_competence"] is None, entry["mace_competence"] or 0),
     )
+    review = section["review"]
+    listed = set(review["lowest"])
     return {
         "assumption": section["assumption"],
-        "review": section["review"],
+        "review": review,
+        # a report made before the batch setting existed has no "size": it listed 10 anyway
+        "review_not_asked": "size" in review and review["size"] is None,
         "n_total": len(entries),
         "rows": [
             {
                 "annotator": entry["annotator"],
+                "for_review": entry["annotator"] in listed,
                 "n_labels": entry["n_labels"],
                 "mace": fmt(entry["mace_competence"], 2),
                 "spam": fmt(entry["mace_spam_share"], 2),
@@ -163,7 +168,13 @@ def competence(report: dict, limit: int) -> dict | None:
 
 
 def competence_table(report: dict) -> tuple[list[str], Iterator[list]]:
-    """Columns and rows of competence.csv: one row per annotator with counted labels."""
-    entries = (report.get("competence") or {}).get("annotators", [])
-    rows = ([entry.get(column) for column in COMPETENCE_COLUMNS] for entry in entries)
-    return COMPETENCE_COLUMNS, rows
+    """Columns and rows of competence.csv: one row per annotator with counted labels;
+    ``review_position`` is the annotator's place (from 1) in the batch's review list, empty
+    when not on it."""
+    section = report.get("competence") or {}
+    place = {name: n for n, name in enumerate((section.get("review") or {}).get("lowest", []), 1)}
+    rows = (
+        [*(entry.get(column) for column in COMPETENCE_COLUMNS), place.get(entry["annotator"])]
+        for entry in section.get("annotators", [])
+    )
+    return [*COMPETENCE_COLUMNS, "review_position"], rows

@@ -8,6 +8,7 @@ from pathlib import Path
 from analysis.access import can_analyse
 from analysis.bundle_section import bundle_section
 from analysis.loading import load_batch, load_scores
+from analysis.report_competence import review_entry
 from analysis.reports import build_report
 from annotation.models import Batch
 from annotation.services.questionnaire import choice_questions
@@ -43,6 +44,9 @@ def analyse_batch(
     report = build_report(
         arrays, sources, n_resamples=n_resamples, seed=seed, group_by=group_by, progress=progress
     )
+    if "competence" in report:  # the batch's review list (its review_lowest_competence)
+        section = report["competence"]
+        section["review"] = review_entry(section["annotators"], batch.review_lowest_competence)
     bundles = bundle_section(batch, n_resamples=n_resamples, seed=seed)
     if bundles is not None:  # a batch without bundles keeps its report as it was
         report["bundles"] = bundles

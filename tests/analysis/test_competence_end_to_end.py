@@ -9,12 +9,14 @@ import pytest
 
 from analysis.services.analyses import latest_report
 from analysis.stats.competence import mace
-from annotation.models import Label
+from annotation.forms import BatchEditForm
+from annotation.models import Label, Participation
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from tests.analysis.test_report_page import read_csv, run_job_now
+from tests.annotation.kinds.test_short_text import form_defaults
 from tests.factories import make_batch, make_participant
-from tests.staff import staff_client
+from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -71,8 +73,6 @@ def test_pairwise_competence_is_reported_and_shown():
     assert by_name[spammer]["mace_spam_share"] > max(
         entry["mace_spam_share"] for name, entry in by_name.items() if name != spammer
     )
-    # 20 labels each: everyone is eligible for review, the spammer first
-    assert section["review"]["lowest"][0] == spammer
     researcher = staff_client("researcher")
     page = researcher.get(f"/manage/{batch.slug}/report").content.decode()
     assert "Annotator competence" in page and "one true label per item" in page
@@ -91,3 +91,93 @@ def test_pairwise_competence_is_reported_and_shown():
     descending = researcher.get(f"/manage/{batch.slug}/annotators?sort=-competence")
     assert re.findall(r'data-annotator="([^"]+)"', descending.content.decode())[-1] == spammer
     assert 'href="?sort=-competence"' in text  # clicking again reverses
+
+
+def _review_batch():
+    """A pairwise batch of 20 items rated by 4 people, one of them always choosing -2."""
+    batch = make_batch(kind="pairwise", n_items=20, per_item=4)
+    label_canonically(batch, 4, careful_or_not)
+    return batch
+
+
+def test_the_review_list_is_a_batch_setting_shown_for_review_never_excluding():
+    batch = _review_batch()
+    admin = staff_client("admin")
+    # the edit page sets it, like any other study-design setting
+    posted = {k: v for k, v in form_defaults(BatchEditForm.for_batch(batch)).items() if v}
+    posted["review_lowest_competence"] = "2"
+    assert admin.post(f"/manage/{batch.slug}/edit", posted).status_code in (200, 302)
+    batch.refresh_from_db()
+    assert batch.review_lowest_competence == 2
+    run_job_now(batch, bootstrap=10)
+
+    api = token_client("researcher")
+    report = api.get(f"/api/v1/batches/{batch.slug}/report").json()
+    section = report["competence"]
+    # the two lowest MACE competences among people with at least 10 labels, chosen here
+    ranked = sorted(
+        (entry for entry in section["annotators"] if entry["n_labels"] >= 10),
+        key=lambda entry: (entry["mace_competence"], entry["annotator"]),
+    )
+    expected = [entry["annotator"] for entry in ranked[:2]]
+    assert section["review"] == {"size": 2, "min_labels": 10, "lowest": expected}
+    spammer = Participation.objects.get(
+        batch=batch, annotator__platform_id=f"{batch.slug}-w3"
+    ).annotator.pseudonym
+    assert expected[0] == spammer
+
+    researcher = staff_client("researcher")
+    annotators = researcher.get(f"/manage/{batch.slug}/annotators").content.decode()
+    assert "For review (the 2 of lowest competence with at least 10 labels" in annotators
+    assert f"{expected[0]}, {expected[1]}." in annotators
+    page = researcher.get(f"/manage/{batch.slug}/report").content.decode()
+    review = re.search(r'<p class="small" id="competence-review">(.*?)</p>', page).group(1)
+    assert re.findall(r"<code>([^<]+)</code>", review) == expected
+    assert len(re.findall(r'data-review="1"', page)) == 2
+    table = read_csv(researcher.get(f"/manage/{batch.slug}/report/competence.csv"))
+    assert {
+        row["annotator"]: row["review_position"] for row in table if row["review_position"]
+    } == {
+        expected[0]: "1",
+        expected[1]: "2",
+    }
+    # a list to read: every label still counts and nobody is excluded
+    assert set(Label.objects.filter(batch=batch).values_list("status", flat=True)) == {"counted"}
+    assert not Participation.objects.filter(batch=batch, status="excluded").exists()
+    card = b"".join(
+        researcher.get(f"/api/v1/batches/{batch.slug}/export?layout=card").streaming_content
+    ).decode()
+    assert "- Competence review list: the analysis lists the 2 annotators" in card
+
+    # the setting changed since the analysis: the page says so until it runs again
+    response = token_client("admin").patch(
+        f"/api/v1/batches/{batch.slug}/",
+        {"review_lowest_competence": 3},
+        content_type="application/json",
+    )
+    assert response.status_code == 200 and response.json()["review_lowest_competence"] == 3
+    annotators = researcher.get(f"/manage/{batch.slug}/annotators").content.decode()
+    assert "The batch now asks for the 3 of lowest competence: run the analysis again" in annotators
+    run_job_now(batch, bootstrap=10)
+    report = api.get(f"/api/v1/batches/{batch.slug}/report").json()
+    assert report["competence"]["review"]["lowest"][:2] == expected
+    assert len(report["competence"]["review"]["lowest"]) == 3
+
+
+def test_without_the_setting_nobody_is_listed_and_the_page_says_how():
+    batch = _review_batch()
+    assert batch.review_lowest_competence is None
+    run_job_now(batch, bootstrap=10)
+    _, report = latest_report(batch)
+    assert report["competence"]["review"] == {"size": None, "min_labels": 10, "lowest": []}
+    researcher = staff_client("researcher")
+    page = researcher.get(f"/manage/{batch.slug}/report").content.decode()
+    assert "No review list: set “Competence review list”" in page
+    assert "data-review" not in page
+    assert "For review" not in researcher.get(f"/manage/{batch.slug}/annotators").content.decode()
+    refused = token_client("admin").patch(
+        f"/api/v1/batches/{batch.slug}/",
+        {"review_lowest_competence": 0},
+        content_type="application/json",
+    )
+    assert refused.status_code == 400 and refused.json()["field"] == "review_lowest_competence"

@@ -30,6 +30,7 @@ GOOD = {
     "max_concurrent_annotators": ("9", 9),
     "max_lease_seconds": ("1800", 1800),
     "repeat_every": ("7", 7),
+    "review_lowest_competence": ("5", 5),
     "invitations_required": (None, True),
     "accept_platforms": ("mturk", ["mturk"]),
     "screen_out_url": ("https://x.org/so", "https://x.org/so"),

@@ -189,6 +189,12 @@ def _design_section(batch: Batch) -> list[str]:
             f"- Repeats for test–retest: about every {batch.repeat_every} items; {repeats} "
             "repeat labels (never counted)."
         )
+    if batch.review_lowest_competence:
+        lines.append(
+            f"- Competence review list: the analysis lists the {batch.review_lowest_competence} "
+            "annotators of lowest competence (MACE) for someone to read their labels; nobody "
+            "is excluded by it."
+        )
     if batch.bundle_by and batch.bundle_by != "none":
         per_person = batch.bundles_per_participant
         lines.append(
