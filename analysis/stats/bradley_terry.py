@@ -244,6 +244,7 @@ def davidson_fit_many(
     tie_hot = np.zeros(size)
     if with_ties:
         tie_hot[m] = 1.0
+    diagonal = np.arange(m)
     shift = np.zeros((size, size))
     shift[:m, :m] = 1.0
 
@@ -284,10 +285,11 @@ def davidson_fit_many(
         c_aa = n * (p_a + p_t / 4 - mean_a**2)
         c_bb = n * (p_b + p_t / 4 - mean_b**2)
         c_ab = n * (p_t / 4 - mean_a * mean_b)
-        information = np.einsum("bq,qi,qj->bij", c_aa, low_hot, low_hot)
-        information += np.einsum("bq,qi,qj->bij", c_bb, high_hot, high_hot)
-        cross = np.einsum("bq,qi,qj->bij", c_ab, low_hot, high_hot)
-        information += cross + cross.transpose(0, 2, 1)
+        # each pair (low, high) is one off-diagonal cell and adds to two diagonal ones
+        information = np.zeros((rows_now.size, size, size))
+        information[:, diagonal, diagonal] = c_aa @ low_hot[:, :m] + c_bb @ high_hot[:, :m]
+        information[:, low, high] = c_ab
+        information[:, high, low] = c_ab
         if with_ties:
             c_at = n * (p_t / 2 - mean_a * p_t)
             c_bt = n * (p_t / 2 - mean_b * p_t)
