@@ -14,14 +14,17 @@ Choices the spec leaves open:
 * ``by_category`` recomputes the batch-level figures over each category's items (and each
   sub-category's) as if they were a batch of their own: the subsets are chosen within the
   category, the bootstrap uses the same seed, and an entry with fewer than
-  ``MIN_CATEGORY_ITEMS`` labelled items is marked ``small``.
+  ``MIN_CATEGORY_ITEMS`` labelled items is marked ``small``. The model rankings and the
+  calibration are recomputed there too (annotator competence is not: it is a property of
+  the annotator over all of their labels).
 
 Sections with a module of their own: ``report_annotators`` (per annotator),
-``report_validity``, ``report_rankings``, ``report_competence``, ``report_calibration``.
+``report_validity``, ``report_rankings`` and ``report_calibration`` (both through
+``report_sections``, for the batch and each category), ``report_competence``.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import NotRequired, TypedDict
 
 import numpy as np
@@ -29,9 +32,8 @@ import numpy as np
 from analysis import stats
 from analysis.loading import BatchArrays, SourceScores
 from analysis.report_annotators import AnnotatorEntry, annotator_entries
-from analysis.report_calibration import calibration_entry
 from analysis.report_competence import competence_entry
-from analysis.report_rankings import rankings_entry
+from analysis.report_sections import model_sections, restricted_source
 from analysis.report_validity import Validity, validity_entry
 from analysis.stats.correlation import EXACT_P_MAX_PAIRS, MIN_P_VALUE_PAIRS
 
@@ -132,6 +134,8 @@ class CategoryEntry(TypedDict):
     by_kind: list[ByKindEntry]
     annotators: list[dict]
     validity: Validity
+    rankings: NotRequired[dict]  # the group's own model rankings, when it names two models
+    calibration: NotRequired[dict]  # the group's calibration, when the batch has score sources
 
 
 class Report(TypedDict):
@@ -188,11 +192,13 @@ def build_report(
     by_category: list[CategoryEntry] = []
     for number, (category, subcategory, keep) in enumerate(groups, start=1):
         restricted = arrays.restricted_to(keep)
-        scores = [replace(source, scores=source.scores[keep]) for source in sources]
-        entry = _category_entry(
-            category,
-            subcategory,
-            _figures(restricted, scores, n_resamples, seed, group_by, None),
+        scores = [restricted_source(source, keep) for source in sources]
+        group = _figures(restricted, scores, n_resamples, seed, group_by, None)
+        entry = _category_entry(category, subcategory, group)
+        entry.update(
+            model_sections(
+                restricted, scores, group.counts, group.summary, group.subsets, n_resamples, seed
+            )
         )
         by_category.append(entry)
         _tell(progress, steps - len(groups) - 1 + number, steps)
@@ -231,17 +237,16 @@ def build_report(
         "category_min_items": MIN_CATEGORY_ITEMS,
         "by_category": by_category,
     }
-    model_rankings = rankings_entry(arrays, figures.subsets, n_resamples, seed)
-    if model_rankings is not None:
-        report["rankings"] = model_rankings
+    sections = model_sections(
+        arrays, sources, figures.counts, figures.summary, figures.subsets, n_resamples, seed
+    )
+    if "rankings" in sections:
+        report["rankings"] = sections["rankings"]
     annotator_competence = competence_entry(arrays)
     if annotator_competence is not None:
         report["competence"] = annotator_competence
-    distribution_calibration = calibration_entry(
-        arrays, sources, figures.counts, figures.summary, figures.subsets, n_resamples, seed
-    )
-    if distribution_calibration is not None:
-        report["calibration"] = distribution_calibration
+    if "calibration" in sections:
+        report["calibration"] = sections["calibration"]
     _tell(progress, steps, steps)
     return report
 

@@ -70,6 +70,18 @@ urlpatterns = [
         name="manage-report-calibration",
     ),
     path(
+        "manage/<slug:slug>/report/category_rankings.csv",
+        views.report_table_csv,
+        {"table": "category_rankings"},
+        name="manage-report-category-rankings",
+    ),
+    path(
+        "manage/<slug:slug>/report/category_calibration.csv",
+        views.report_table_csv,
+        {"table": "category_calibration"},
+        name="manage-report-category-calibration",
+    ),
+    path(
         "manage/<slug:slug>/report/figures.zip",
         views.report_figures_zip,
         name="manage-report-figures",

@@ -134,6 +134,12 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
                 "rankings": presentation.rankings(report),
                 "competence": presentation.competence(report, ANNOTATOR_ROWS_SHOWN),
                 "calibration": presentation.calibration(report),
+                "category_rankings": presentation.category_rankings(
+                    report, categories.category, categories.subcategory
+                ),
+                "category_calibration": presentation.category_calibration(
+                    report, categories.category, categories.subcategory
+                ),
                 "validity": presentation.validity(report),
                 "sources": presentation.source_rows(score_coverage(batch)),
                 "item_rows": presentation.item_rows(report, ITEM_ROWS_SHOWN, items),
@@ -219,6 +225,8 @@ REPORT_TABLES = {
     "win_probability": presentation.win_probability_table,
     "competence": presentation.competence_table,
     "calibration": presentation.calibration_table,
+    "category_rankings": presentation.category_ranking_table,
+    "category_calibration": presentation.category_calibration_table,
 }
 
 

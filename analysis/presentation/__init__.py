@@ -27,6 +27,8 @@ from analysis.presentation.calibration import (
     CALIBRATION_MEASURES,
     calibration,
     calibration_table,
+    category_calibration,
+    category_calibration_table,
     win_probability_table,
 )
 from analysis.presentation.headline import headline, headline_rows
@@ -46,6 +48,8 @@ from analysis.presentation.pages import (
 from analysis.presentation.rankings import (
     COMPETENCE_COLUMNS,
     RANKING_COLUMNS,
+    category_ranking_table,
+    category_rankings,
     competence,
     competence_table,
     ranking_table,
@@ -84,8 +88,12 @@ __all__ = [
     "calibration",
     "calibration_table",
     "category_annotator_table",
+    "category_calibration",
+    "category_calibration_table",
     "category_correlation_table",
     "category_entries",
+    "category_ranking_table",
+    "category_rankings",
     "category_rows",
     "category_table",
     "competence",

@@ -4,6 +4,8 @@ CSV tables."""
 from collections.abc import Iterator
 
 from analysis.presentation.base import _ci_text, fmt
+from analysis.presentation.pages import category_entries
+from analysis.presentation.tables import CATEGORY_KEY_COLUMNS, category_key
 
 # --------------------------------------------------------------------------- calibration
 
@@ -97,3 +99,61 @@ def win_probability_table(report: dict) -> tuple[list[str], Iterator[list]]:
     columns = ["model", *matrix["models"]]
     rows = ([model, *row] for model, row in zip(matrix["models"], matrix["matrix"], strict=True))
     return columns, rows
+
+
+# --------------------------------------------------------------------------- by category
+
+
+def category_calibration(
+    report: dict, category: str | None = None, subcategory: str | None = None
+) -> dict | None:
+    """The calibration card's "By category" table: one row per ``by_category`` entry (of
+    ``category`` / ``subcategory`` when given) and one cell per source that gave
+    distributions: its mean JSD over the group's items with the interval. None when no
+    group has such a source."""
+    section = report.get("calibration") or {}
+    sources = [entry["source"] for entry in section.get("sources", [])]
+    entries = [
+        entry
+        for entry in category_entries(report, category, subcategory)
+        if entry.get("calibration")
+    ]
+    if not sources or not entries:
+        return None
+    rows = []
+    for entry in entries:
+        by_source = {s["source"]: s["subsets"]["full"] for s in entry["calibration"]["sources"]}
+        rows.append(
+            {
+                "category": entry["category"],
+                "subcategory": entry["subcategory"],
+                "is_subcategory": entry["subcategory"] is not None,
+                "small": entry["small"],
+                "cells": [
+                    {
+                        "value": fmt(by_source[name]["jsd"]["mean"]),
+                        "ci": _ci_text(by_source[name]["jsd"]["ci"]),
+                        "n": by_source[name]["n"],
+                    }
+                    if name in by_source and by_source[name]["n"]
+                    else None
+                    for name in sources
+                ],
+            }
+        )
+    return {"sources": sources, "rows": rows}
+
+
+def category_calibration_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    """Columns and rows of category_calibration.csv: calibration.csv's columns for every
+    ``by_category`` entry, each row led by its category, sub-category and ``small``."""
+
+    def rows():
+        for entry in report.get("by_category", []):
+            if not entry.get("calibration"):
+                continue
+            _, table = calibration_table({"calibration": entry["calibration"]})
+            for row in table:
+                yield [*category_key(entry), *row]
+
+    return [*CATEGORY_KEY_COLUMNS, *CALIBRATION_COLUMNS], rows()

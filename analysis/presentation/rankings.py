@@ -3,6 +3,8 @@
 from collections.abc import Iterator
 
 from analysis.presentation.base import _ci_text, fmt
+from analysis.presentation.pages import category_entries
+from analysis.presentation.tables import CATEGORY_KEY_COLUMNS, category_key
 from analysis.stats.subsets import ROLE_TITLES
 
 # --------------------------------------------------------------------------- rankings
@@ -178,3 +180,66 @@ def competence_table(report: dict) -> tuple[list[str], Iterator[list]]:
         for entry in section.get("annotators", [])
     )
     return [*COMPETENCE_COLUMNS, "review_position"], rows
+
+
+# --------------------------------------------------------------------------- by category
+
+
+def category_rankings(
+    report: dict, category: str | None = None, subcategory: str | None = None
+) -> dict | None:
+    """The rankings card's "By category" table: one row per ``by_category`` entry (of
+    ``category`` / ``subcategory`` when given) and one cell per model, the models in the
+    batch's rank order; each cell the model's rank (interval) and score [interval] in that
+    group. None when no group has a ranking."""
+    section = report.get("rankings") or {}
+    fitted = section.get("bradley_terry") or section.get("absolute")
+    entries = [
+        entry for entry in category_entries(report, category, subcategory) if entry.get("rankings")
+    ]
+    if not fitted or not entries:
+        return None
+    pairwise = section.get("bradley_terry") is not None
+    score_key = "log_strength" if pairwise else "mean"
+    models = [entry["model"] for entry in fitted["models"]]
+    rows = []
+    for entry in entries:
+        group = entry["rankings"].get("bradley_terry" if pairwise else "absolute") or {}
+        by_model = {row["model"]: row for row in group.get("models", [])}
+        rows.append(
+            {
+                "category": entry["category"],
+                "subcategory": entry["subcategory"],
+                "is_subcategory": entry["subcategory"] is not None,
+                "small": entry["small"],
+                "n_items": entry["n_items"],
+                "reason": group.get("reason"),
+                "cells": [
+                    {
+                        "rank": _rank_text(by_model[model]),
+                        "score": fmt(by_model[model][score_key]),
+                        "ci": _ci_text(by_model[model].get("ci")),
+                    }
+                    if model in by_model
+                    else None
+                    for model in models
+                ],
+            }
+        )
+    return {"models": models, "score": score_key, "rows": rows}
+
+
+def category_ranking_table(report: dict) -> tuple[list[str], Iterator[list]]:
+    """Columns and rows of category_rankings.csv: rankings.csv's columns for every
+    ``by_category`` entry with a ranking, each row led by its category, sub-category and
+    ``small``."""
+
+    def rows():
+        for entry in report.get("by_category", []):
+            if not entry.get("rankings"):
+                continue
+            _, table = ranking_table({"rankings": entry["rankings"]})
+            for row in table:
+                yield [*category_key(entry), *row]
+
+    return [*CATEGORY_KEY_COLUMNS, *RANKING_COLUMNS], rows()

@@ -96,7 +96,7 @@ POSITION_BIAS_COLUMNS = [
 RETEST_COLUMNS = ["n_pairs", "exact_share", "mean_abs_difference", "sign_agreement"]
 
 
-def _category_key(entry: dict) -> list:
+def category_key(entry: dict) -> list:
     """A ``by_category`` entry's key cells: a whole category has an empty sub-category."""
     return [entry["category"], entry["subcategory"] or "", int(entry["small"])]
 
@@ -121,7 +121,7 @@ def category_table(report: dict) -> tuple[list[str], Iterator[list]]:
             bias = validity.get("position_bias") or {}
             retest = (validity.get("test_retest") or {}).get("batch") or {}
             groups = validity.get("groups") or {}
-            row = [*_category_key(entry)]
+            row = [*category_key(entry)]
             row += [entry[key] for key in CATEGORY_COLUMNS[len(CATEGORY_KEY_COLUMNS) :]]
             row += [entry["agreement"].get(key) for key in agreement_keys]
             row += [entry["subset_sizes"].get(subset) for subset in subsets]
@@ -141,7 +141,7 @@ def category_correlation_table(report: dict) -> tuple[list[str], Iterator[list]]
         for entry in report.get("by_category", []):
             _, table = correlation_table({"correlations": entry["correlations"]})
             for row in table:
-                yield [*_category_key(entry), *row]
+                yield [*category_key(entry), *row]
 
     return [*CATEGORY_KEY_COLUMNS, *CORRELATION_COLUMNS], rows()
 
@@ -154,6 +154,6 @@ def category_annotator_table(report: dict) -> tuple[list[str], Iterator[list]]:
     def rows():
         for entry in report.get("by_category", []):
             for annotator in entry["annotators"]:
-                yield [*_category_key(entry), *[annotator.get(name) for name in names]]
+                yield [*category_key(entry), *[annotator.get(name) for name in names]]
 
     return [*CATEGORY_KEY_COLUMNS, *names], rows()
