@@ -2,7 +2,13 @@
 validity."""
 
 from analysis import plots
-from analysis.presentation.base import AGREEMENT_FIGURES, _fmt_p, fmt, min_p_value_n
+from analysis.presentation.base import (
+    AGREEMENT_FIGURES,
+    _fmt_p,
+    _p_phrase,
+    fmt,
+    min_p_value_n,
+)
 from analysis.presentation.headline import _source_cell
 from analysis.report_kind import compares_two
 
@@ -195,7 +201,7 @@ def validity(report: dict) -> dict | None:
         shown["bias"] = {
             "n_choices": bias["n_choices"],
             "first_share": fmt(bias["first_share"]),
-            "p": _fmt_p(bias["p"]),
+            "p": _p_phrase(bias["p"]),  # "p = 0.042" or "p < 0.001"
             "mean_a_first": fmt(bias["mean_value_a_first"]),
             "mean_b_first": fmt(bias["mean_value_b_first"]),
             "n_a_first": bias["n_a_first"],

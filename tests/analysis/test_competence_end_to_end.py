@@ -76,6 +76,9 @@ def test_pairwise_competence_is_reported_and_shown():
     researcher = staff_client("researcher")
     page = researcher.get(f"/manage/{batch.slug}/report").content.decode()
     assert "Annotator competence" in page and "one true label per item" in page
+    # the position-bias sentence reads "p < 0.001" or "p = 0.042", never "p = < 0.001"
+    assert re.search(r"binomial test against ½: p (<|=) [0-9]", page)
+    assert "p = &lt;" not in page and "p = <" not in page
     table = read_csv(researcher.get(f"/manage/{batch.slug}/report/competence.csv"))
     assert {row["annotator"] for row in table} == set(people)
 
