@@ -32,6 +32,11 @@ class GenieSet(models.Model):
         blank=True,
         help_text="Pairs of the file left out of the scores, by reason (GENIE layouts).",
     )
+    repeated_pairs = models.PositiveIntegerField(
+        default=0,
+        help_text="Rows of GENIE's similarity file judging a pair an earlier row judged "
+        "(kept: each judgment counts, as in compute_genie).",
+    )
     human_batch = models.ForeignKey(
         Batch,
         on_delete=models.SET_NULL,

@@ -37,7 +37,9 @@ Notes:
   digits); surrounding whitespace is dropped.
 * ``similarity`` is required when both answers are given; when either answer is missing the
   pair is not scored, and a similarity, if given, is ignored (it must still be valid).
-* ``llm``: at most one row per (prompt_id, question_id, document_id, population_id).
+* ``llm``: at most one row per (prompt_id, question_id, document_id, population_id) in
+  this layout (GENIE's similarity file may repeat a pair: each row is kept and counted,
+  ``JudgmentFile.repeated_pairs``, as ``compute_genie`` averages over rows).
   ``human``: one row per label, so a pair may have several rows; scoring uses their mean (a
   file may also carry an already averaged, non-integer value in one row).
 * The same (prompt_id, question_id) must always name the same feature (and, in the rows
@@ -120,6 +122,10 @@ class JudgmentFile:
     judgments: list[Judgment]
     layout: str
     left_out: dict[str, int] = dataclasses.field(default_factory=dict)
+    # rows of GENIE's similarity file that judge a pair an earlier row judged (k rows of one
+    # pair count k - 1): kept, each judgment one term of the pair's question mean, as
+    # compute_genie's mean over rows
+    repeated_pairs: int = 0
 
 
 Models = Mapping[str, tuple[str, str | None]]
@@ -191,13 +197,15 @@ def read_judgment_file(
         )
     if features is not None:
         _check_features(placed, features, problems)
-    consistency = _Consistency()
+    consistency = _Consistency(repeats_allowed=layout == "genie-similarity")
     for place, judgment in placed:
         _check_lengths(judgment, place, problems, text_max)
         consistency.check(judgment, place, problems)
     if problems:
         raise JudgmentFileError(_by_line(problems))
-    return JudgmentFile([judgment for _, judgment in placed], layout, left_out)
+    return JudgmentFile(
+        [judgment for _, judgment in placed], layout, left_out, consistency.repeated_pairs
+    )
 
 
 def _by_line(problems: list[str]) -> list[str]:
@@ -355,14 +363,18 @@ def _similarity(value: Any, place: str, problems: list[str]) -> float | None:
 
 class _Consistency:
     """The cross-row rules: one feature per question, one answer per document and question,
-    one ``llm`` row per pair. Remembers where each value was first seen."""
+    one ``llm`` row per pair — except in GENIE's similarity file (``repeats_allowed``), where
+    a repeated pair is counted (``repeated_pairs``) and kept, as ``compute_genie`` keeps it.
+    Remembers where each value was first seen."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, repeats_allowed: bool = False) -> None:
         self.features: dict[tuple[str, str], tuple[str, str]] = {}
         self.questions: dict[tuple[str, str], tuple[str, str]] = {}
         self.targets: dict[tuple[str, str, str], tuple[str | None, str]] = {}
         self.population: dict[tuple[str, str, str], tuple[str | None, str]] = {}
         self.llm_pairs: dict[tuple[str, str, str, str], str] = {}
+        self.repeats_allowed = repeats_allowed
+        self.repeated_pairs = 0
 
     @staticmethod
     def _same(
@@ -399,7 +411,9 @@ class _Consistency:
         )
         if judgment.source == "llm":
             pair = (*question, judgment.document_id, judgment.population_id)
-            if pair in self.llm_pairs:
+            if pair in self.llm_pairs and self.repeats_allowed:
+                self.repeated_pairs += 1
+            elif pair in self.llm_pairs:
                 problems.append(
                     f"{place}: source: a second llm judgment of this pair "
                     f"(first at {self.llm_pairs[pair]})"

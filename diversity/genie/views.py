@@ -48,7 +48,7 @@ from diversity.genie.services.analyses import (
     analysis_params,
     latest_report,
 )
-from diversity.genie.services.imports import companion_files, import_genie
+from diversity.genie.services.imports import companion_files, import_genie, import_summary
 from diversity.human_batches import batch_exists, human_batch_field
 
 
@@ -181,7 +181,7 @@ def genie_upload(request: HttpRequest) -> HttpResponse:
     except ServiceError as error:
         problems = [str(error)]
     else:
-        messages.success(request, f"Imported Genie set {genie_set.name}.")
+        messages.success(request, import_summary(genie_set))
         return redirect("manage-genie", name=genie_set.name)
     context = _list_context(
         request, problems=problems, form_values={"name": name, "description": description}

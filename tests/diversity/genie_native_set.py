@@ -81,3 +81,24 @@ def column_json(records: list[dict]) -> str:
         for column, value in row.items():
             columns.setdefault(column, {})[str(index)] = value
     return json.dumps(columns)
+
+
+def with_repeats(records: list[dict], seed: int = 5) -> tuple[list[dict], int]:
+    """The records with some pairs judged again, as a rerun of GENIE's judge appended to the
+    file would: copies of rows whose answers GENIE scores, with a new ``Similarity`` (1-4,
+    the same one again, or 0 / empty, which compute_genie drops), each inserted after its
+    original. Returns the records and the number of repeated rows."""
+    rng = np.random.default_rng(seed)
+    found, repeated = [], 0
+    for row in records:
+        found.append(row)
+        answered = row["Answer_1"] not in EXCLUDED and row["Answer_2"] not in EXCLUDED
+        if answered and rng.random() < 0.2:
+            for _ in range(int(rng.integers(1, 3))):
+                again = {
+                    **row,
+                    "Similarity": [1, 2, 3, 4, row["Similarity"], 0, ""][rng.integers(0, 7)],
+                }
+                found.append(again)
+                repeated += 1
+    return found, repeated

@@ -59,3 +59,32 @@ def test_genie_and_q_genie_exports_match_compute_genie(tmp_path):
     )
     comparisons = page.get("/manage/genie/native/comparisons.csv")
     assert b"gpt-4o,llama-3" in b"".join(comparisons.streaming_content)
+
+
+def test_a_file_with_repeated_pairs_imports_counts_them_and_exports_what_genie_writes(
+    tmp_path, capsys
+):
+    records, repeated = genie.with_repeats(genie.rows())
+    path = tmp_path / "similarity.jsonl"
+    path.write_text(genie.jsonl(records), "utf-8")
+    call_command("import_genie", "again", str(path))
+    said = capsys.readouterr().out
+    assert f"; {repeated} rows judge a pair judged before (each judgment counts" in said
+    call_command("analyze_genie", "again", "--bootstrap", "50")
+    expected, expected_q = compute_genie_reference(path)
+    out, q_out = tmp_path / "genie.jsonl", tmp_path / "q_genie.jsonl"
+    call_command("export_genie", "again", "--genie", str(out), "--q-genie", str(q_out))
+    read = lambda p: [json.loads(line) for line in p.read_text("utf-8").splitlines()]  # noqa: E731
+    same_records(read(out), expected, "GENIE")
+    same_records(read(q_out), expected_q, "Q_GENIE")
+
+    api = token_client("researcher")
+    report = api.get("/api/v1/genie/again/report").json()
+    assert report["repeated_pairs"] == repeated
+    assert report["n_judgments"]["llm"] == len(records)
+    listed = {entry["name"]: entry for entry in api.get("/api/v1/genie/").json()}
+    assert listed["again"]["repeated_pairs"] == repeated
+    assert listed["again"]["layout"] == "genie-similarity"
+    assert listed["again"]["left_out"]["zero"] > 0
+    html = staff_client("researcher").get("/manage/genie/again/").content.decode()
+    assert f'<span data-summary="repeated_pairs">{repeated}</span> rows judge a pair' in html

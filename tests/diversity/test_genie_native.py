@@ -223,3 +223,71 @@ def test_a_questions_file_must_agree_with_the_features(tmp_path, similarity_file
     assert caught.value.problems[0] == (
         "similarity.jsonl:1: Feature: 'Plot', but the questions file says 'Agent'"
     )
+
+
+def test_a_pair_judged_again_counts_each_judgment_as_compute_genie_does(tmp_path):
+    records, repeated = genie.with_repeats(genie.rows())
+    path = tmp_path / "similarity.jsonl"
+    path.write_text(genie.jsonl(records), "utf-8")
+    found = read_judgment_file(path)
+    assert found.repeated_pairs == repeated > 20
+    assert len(found.judgments) == len(records)
+    assert found.left_out["zero"] == sum(
+        r["Similarity"] == 0
+        for r in records
+        if r["Answer_1"] not in genie.EXCLUDED and r["Answer_2"] not in genie.EXCLUDED
+    )
+
+    expected, expected_q = compute_genie_reference(path)
+    scores = {
+        (s.prompt_id, s.document_id, s.feature): s.novelty
+        for s in document_scores(found.judgments, "llm")
+    }
+    q_scores = {
+        (q.prompt_id, q.document_id, q.question_id): q.novelty
+        for q in question_scores(found.judgments, "llm")
+    }
+    assert len(scores) == len(expected) and len(q_scores) == len(expected_q)
+    for row in expected.itertuples():
+        key = (
+            native.prompt_id_of(row.Prompt),
+            native.document_key(row.Model_1, str(row.DocID_1)),
+            row.Feature,
+        )
+        assert abs(scores[key] - row.GENIE) <= 1e-12
+    # GENIE's mean is over rows: averaging each pair's repeats first would differ
+    pair_first = 0
+    frame = pd.read_json(path, orient="records", lines=True)
+    kept = frame.loc[frame["Similarity"].isin([1, 2, 3, 4])].copy()
+    kept["Normalized"] = (kept["Similarity"].astype(float) - 1) / 3
+    pairs = kept.groupby(["Prompt", "DocID_1", "Model_1", "Question", "DocID_2", "Model_2"])
+    by_pair = pairs["Normalized"].mean().reset_index()
+    averaged = (
+        1 - by_pair.groupby(["Prompt", "DocID_1", "Model_1", "Question"])["Normalized"].mean()
+    )
+    for row in expected_q.itertuples():
+        key = (
+            native.prompt_id_of(row.Prompt),
+            native.document_key(row.Model_1, str(row.DocID_1)),
+            native.question_id_of(row.Question),
+        )
+        assert abs(q_scores[key] - row.Q_GENIE) <= 1e-12
+        pair_first += (
+            abs(averaged[(row.Prompt, row.DocID_1, row.Model_1, row.Question)] - row.Q_GENIE) > 1e-6
+        )
+    assert pair_first > 5  # the file's repeats change the scores: the test can tell
+
+
+def test_the_platform_layout_still_refuses_a_second_llm_judgment_of_a_pair(tmp_path):
+    row = {
+        "prompt_id": "p", "question_id": "q", "feature": "Plot", "document_id": "d",
+        "population_id": "e", "target_answer": "a", "population_answer": "b",
+        "similarity": 2, "source": "llm",
+    }  # fmt: skip
+    path = tmp_path / "platform.jsonl"
+    path.write_text(genie.jsonl([row, {**row, "similarity": 3}]), "utf-8")
+    with pytest.raises(JudgmentFileError) as caught:
+        read_judgment_file(path)
+    assert caught.value.problems == [
+        "platform.jsonl:2: source: a second llm judgment of this pair (first at platform.jsonl:1)"
+    ]

@@ -50,6 +50,13 @@ GENIE_SUMMARY_FIELDS = {
     "n_judgments": serializers.IntegerField(),
     "n_llm": serializers.IntegerField(),
     "n_human": serializers.IntegerField(),
+    "layout": serializers.CharField(help_text="platform, genie-similarity or genie-answers"),
+    "left_out": serializers.DictField(
+        child=serializers.IntegerField(), help_text="pairs left out of the scores, by reason"
+    ),
+    "repeated_pairs": serializers.IntegerField(
+        help_text="rows of GENIE's similarity file judging a pair judged before (kept)"
+    ),
     "human_batch": serializers.CharField(allow_null=True),
     "analysed_at": serializers.DateTimeField(allow_null=True),
 }
@@ -76,6 +83,9 @@ def genie_payload(row: dict) -> dict:
         "n_judgments": row["n_judgments"],
         "n_llm": row["n_llm"],
         "n_human": row["n_human"],
+        "layout": genie_set.layout,
+        "left_out": genie_set.left_out,
+        "repeated_pairs": genie_set.repeated_pairs,
         "human_batch": genie_set.human_batch.slug if genie_set.human_batch else None,
         "analysed_at": row["analysed_at"],
     }

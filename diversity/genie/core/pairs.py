@@ -2,8 +2,8 @@
 
 A pair is identified by (prompt_id, question_id, document_id, population_id). Only usable
 judgments count (both answers present, a similarity given); a pair's similarity for a source is
-the mean of its usable judgments from that source: the single ``llm`` judgment, or the mean of
-the N human labels.
+the mean of its usable judgments from that source: the ``llm`` judgment (the mean of its rows
+when GENIE's file judges the pair more than once), or the mean of the N human labels.
 """
 
 from collections.abc import Iterable
@@ -13,7 +13,7 @@ import numpy as np
 
 from diversity.genie.core.judgments import Judgment
 
-__all__ = ["PairKey", "pair_similarities", "paired_judgments"]
+__all__ = ["PairJudgments", "PairKey", "pair_judgments", "pair_similarities", "paired_judgments"]
 
 
 class PairKey(NamedTuple):
@@ -25,8 +25,16 @@ class PairKey(NamedTuple):
     population_id: str
 
 
-def pair_similarities(judgments: Iterable[Judgment], source: str) -> dict[PairKey, float]:
-    """Mean similarity of each usable pair judged by ``source``, in first-seen pair order."""
+class PairJudgments(NamedTuple):
+    """A pair's usable judgments from one source: their mean similarity and their number."""
+
+    similarity: float
+    count: int
+
+
+def pair_judgments(judgments: Iterable[Judgment], source: str) -> dict[PairKey, PairJudgments]:
+    """Mean similarity and number of judgments of each usable pair judged by ``source``, in
+    first-seen pair order."""
     totals: dict[PairKey, list[float]] = {}
     for judgment in judgments:
         if judgment.source != source or not judgment.usable:
@@ -37,7 +45,12 @@ def pair_similarities(judgments: Iterable[Judgment], source: str) -> dict[PairKe
         running = totals.setdefault(key, [0.0, 0.0])
         running[0] += judgment.similarity
         running[1] += 1
-    return {key: total / count for key, (total, count) in totals.items()}
+    return {key: PairJudgments(total / count, int(count)) for key, (total, count) in totals.items()}
+
+
+def pair_similarities(judgments: Iterable[Judgment], source: str) -> dict[PairKey, float]:
+    """Mean similarity of each usable pair judged by ``source``, in first-seen pair order."""
+    return {key: found.similarity for key, found in pair_judgments(judgments, source).items()}
 
 
 def paired_judgments(judgments: Iterable[Judgment]) -> tuple[np.ndarray, np.ndarray]:

@@ -3,7 +3,8 @@
 With sim in [1, 4] the similarity of the document's answer to one population answer:
 
 * norm = (sim - 1) / 3, in [0, 1];
-* Q(doc, q) = 1 - mean over the population's usable pairs of norm (question novelty);
+* Q(doc, q) = 1 - mean over the population's usable pairs of norm (question novelty); an
+  LLM judge's repeated judgments of one pair each count, as in GENIE's mean over rows;
 * Genie(doc, f) = mean of Q(doc, q) over the questions q of feature f (feature novelty).
 
 A pair with a missing answer on either side is dropped; a question with no usable pair is
@@ -19,7 +20,7 @@ import numpy as np
 
 from analysis.stats.resampling import percentile_bounds, resample_indices
 from diversity.genie.core.judgments import Judgment
-from diversity.genie.core.pairs import pair_similarities
+from diversity.genie.core.pairs import pair_judgments
 
 __all__ = [
     "BOOTSTRAP_DRAWS",
@@ -71,16 +72,22 @@ def normalised_similarity(similarity: float | np.ndarray) -> float | np.ndarray:
     return (similarity - 1.0) / 3.0
 
 
-def question_novelty(similarities: Sequence[float | None] | np.ndarray) -> float | None:
-    """Q = 1 - mean((sim - 1) / 3) over one document's pairs for one question.
+def question_novelty(
+    similarities: Sequence[float | None] | np.ndarray, weights: Sequence[int] | None = None
+) -> float | None:
+    """Q = 1 - mean((sim - 1) / 3) over one document's pairs for one question (GENIE's
+    Q_GENIE; Namuduri et al., ``compute_genie``).
 
-    ``None`` (or NaN) entries are dropped pairs; ``None`` when no pair is left.
+    ``weights``: how many judgments each pair's similarity (their mean) stands for, each
+    one a term of the mean (default: one each). ``None`` (or NaN) entries are dropped pairs;
+    ``None`` when no pair is left.
     """
     values = np.array([np.nan if value is None else value for value in similarities], float)
-    values = values[~np.isnan(values)]
-    if values.size == 0:
+    counts = np.ones(values.size) if weights is None else np.asarray(weights, dtype=float)
+    kept = ~np.isnan(values)
+    if not kept.any():
         return None
-    return float(1.0 - normalised_similarity(values).mean())
+    return float(1.0 - np.average(normalised_similarity(values[kept]), weights=counts[kept]))
 
 
 def feature_novelty(question_scores: Iterable[float | None]) -> float | None:
@@ -106,27 +113,39 @@ class QuestionScore:
     question: str | None = None
 
 
+# The sources whose repeated judgments of one pair each count as a term of Q's mean. GENIE's
+# compute_genie averages the rows of its similarity file, so a pair its judge scored twice
+# weighs twice there; people's N labels of one pair are first averaged into one value.
+REPEATS_WEIGH = frozenset({"llm"})
+
+
 def question_scores(judgments: Iterable[Judgment], source: str) -> list[QuestionScore]:
     """Q(doc, q) of every (prompt, document, question) with a usable pair judged by
-    ``source`` (a pair's similarity: the mean of its labels), in first-seen order of
-    document, then question."""
+    ``source``, in first-seen order of document, then question.
+
+    A pair's similarity is the mean of its judgments from ``source``; in Q's mean a pair
+    weighs as many judgments as it has for a source of ``REPEATS_WEIGH`` (GENIE's mean over
+    the rows of its file), else one. ``n_pairs`` counts distinct pairs."""
     judgments = list(judgments)
     first: dict[tuple[str, str, str], Judgment] = {}
     for j in judgments:
         first.setdefault((j.prompt_id, j.document_id, j.question_id), j)
-    grouped: dict[tuple[str, str, str], list[float]] = {}
-    for pair, similarity in pair_similarities(judgments, source).items():
+    grouped: dict[tuple[str, str, str], list[tuple[float, int]]] = {}
+    for pair, found in pair_judgments(judgments, source).items():
         key = (pair.prompt_id, pair.document_id, pair.question_id)
-        grouped.setdefault(key, []).append(similarity)
+        weight = found.count if source in REPEATS_WEIGH else 1
+        grouped.setdefault(key, []).append((found.similarity, weight))
     scores = []
-    for key, similarities in grouped.items():
+    for key, pairs in grouped.items():
         row = first[key]
         scores.append(
             QuestionScore(
                 *key,
                 feature=row.feature,
-                novelty=question_novelty(similarities),
-                n_pairs=len(similarities),
+                novelty=question_novelty(
+                    [similarity for similarity, _ in pairs], [weight for _, weight in pairs]
+                ),
+                n_pairs=len(pairs),
                 target_answer=row.target_answer,
                 question=row.question,
             )

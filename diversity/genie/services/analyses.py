@@ -156,6 +156,7 @@ def analyse_genie(
         },
         "layout": genie_set.layout,
         "left_out": genie_set.left_out,
+        "repeated_pairs": genie_set.repeated_pairs,
         **_counts(rows),
         "n_judgments": {"llm": len(llm_rows), "human": len(human_rows)},
         "n_judged_pairs": {source: len(pair_similarities(judgments, source)) for source in SOURCES},

@@ -24,7 +24,13 @@ from core.tabular import BULK_BATCH_SIZE, ImportRejected, RowInserter, fingerpri
 from diversity.genie.models import GenieJudgment, GenieSet
 from diversity.genie.records import JudgmentFileError, read_judgment_file
 
-__all__ = ["NAME_PATTERN", "companion_files", "import_genie", "read_model_table"]
+__all__ = [
+    "NAME_PATTERN",
+    "companion_files",
+    "import_genie",
+    "import_summary",
+    "read_model_table",
+]
 
 Source = str | os.PathLike | IO
 
@@ -167,6 +173,7 @@ def import_genie(
                 file_sha256=print_.sha256,
                 layout=found.layout,
                 left_out=found.left_out,
+                repeated_pairs=found.repeated_pairs,
                 created_by=actor.user if actor else None,
             )
             inserter = RowInserter(GenieJudgment, COLUMNS)
@@ -208,8 +215,31 @@ def import_genie(
                     "n_human": sum(j.source == "human" for j in judgments),
                     "layout": found.layout,
                     "left_out": found.left_out,
+                    "repeated_pairs": found.repeated_pairs,
                 },
             )
     except IntegrityError as error:  # another import took the name meanwhile
         raise Conflict(f"name: a Genie set {name!r} already exists") from error
     return genie_set
+
+
+def import_summary(genie_set: GenieSet) -> str:
+    """What an import brought in, in one sentence (the command prints it, the page shows it):
+    the judgments by source, GENIE's layout, the pairs left out of the scores by reason and
+    the rows that judge a pair judged before."""
+    judgments = genie_set.judgments
+    left_out = ", ".join(f"{count} {reason}" for reason, count in genie_set.left_out.items())
+    return (
+        f"Imported Genie set {genie_set.name}: {judgments.count()} judgments "
+        f"({judgments.filter(source='llm').count()} llm, "
+        f"{judgments.filter(source='human').count()} human)"
+        + (f" in the {genie_set.layout} layout" if genie_set.layout != "platform" else "")
+        + (f"; pairs left out of the scores: {left_out}" if left_out else "")
+        + (
+            f"; {genie_set.repeated_pairs} rows judge a pair judged before (each judgment "
+            "counts, as in compute_genie)"
+            if genie_set.repeated_pairs
+            else ""
+        )
+        + "."
+    )

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand
 
 from core.audit import Actor
 from core.commands import refused_input_as_command_error
-from diversity.genie.services.imports import import_genie, read_model_table
+from diversity.genie.services.imports import import_genie, import_summary, read_model_table
 
 
 class Command(BaseCommand):
@@ -42,12 +42,4 @@ class Command(BaseCommand):
                 questions=(questions, None) if questions else None,
                 models=models,
             )
-        judgments = genie_set.judgments
-        left_out = ", ".join(f"{count} {reason}" for reason, count in genie_set.left_out.items())
-        self.stdout.write(
-            f"Imported Genie set {genie_set.name}: {judgments.count()} judgments "
-            f"({judgments.filter(source='llm').count()} llm, "
-            f"{judgments.filter(source='human').count()} human)"
-            + (f" in the {genie_set.layout} layout" if genie_set.layout != "platform" else "")
-            + (f"; pairs left out of the scores: {left_out}" if left_out else "")
-        )
+        self.stdout.write(import_summary(genie_set))
