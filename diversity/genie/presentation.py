@@ -7,6 +7,7 @@ from analysis.presentation import fmt
 
 __all__ = [
     "AGREEMENT_COLUMNS",
+    "chosen_rows",
     "COMPARISON_COLUMNS",
     "QUESTION_COLUMNS",
     "comparison_rows",
@@ -67,6 +68,10 @@ AGREEMENT_COLUMNS = [
     "alpha_ordinal",
     "reason",
 ]
+
+
+def _p_text(p) -> str:
+    return "" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}")
 
 
 def _sources(report: dict) -> list[tuple[str, dict]]:
@@ -229,8 +234,7 @@ def comparison_rows(report: dict) -> list[dict]:
     for row in rows:
         row["value_text"] = fmt(row["value"])
         row["ci_text"] = f"[{fmt(row['ci'][0])}, {fmt(row['ci'][1])}]"
-        p = row["p"]
-        row["p_text"] = "" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}")
+        row["p_text"] = _p_text(row["p"])
     return rows
 
 
@@ -262,3 +266,48 @@ def question_table(report: dict) -> tuple[list[str], Iterator[list]]:
         for row in scores.get("per_question", [])
     )
     return QUESTION_COLUMNS, rows
+
+
+def chosen_rows(result: dict) -> list[dict]:
+    """The chosen comparison (``choice.compared``) as the page's table, one row per feature
+    and one for all features: each group's mean with its interval, the difference with its
+    interval and p, and the rows ``plots.difference_forest`` draws."""
+
+    def mean_text(entry):
+        if entry is None:
+            return {"value": "—", "ci": "", "n": ""}
+        low, high = entry["ci"]
+        return {
+            "value": fmt(entry["mean"]),
+            "ci": f"[{fmt(low)}, {fmt(high)}]",
+            "n": f"{entry['n_prompts']} prompts, {entry['n_documents']} documents",
+        }
+
+    rows = []
+    for entry in result["per_feature"]:
+        difference = entry["difference"]
+        row = {
+            "feature": entry["feature"],
+            "first": mean_text(entry["first"]),
+            "second": mean_text(entry["second"]),
+            "difference": None,
+            "versus": "",
+        }
+        if difference is not None:
+            low, high = difference["ci"]
+            row["difference"] = {
+                "value": fmt(difference["difference"]),
+                "ci": f"[{fmt(low)}, {fmt(high)}]",
+                "p": _p_text(difference["p"]),
+                "exact": difference["exact"],
+                "n_prompts": difference["n_prompts"],
+            }
+            # what the forest plot reads
+            row.update(
+                group=difference["first"],
+                versus=difference["second"],
+                value=difference["difference"],
+                ci=difference["ci"],
+            )
+        rows.append(row)
+    return rows

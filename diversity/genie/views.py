@@ -4,8 +4,10 @@
   form for a judgments file;
 * a set (``/manage/genie/<name>/``): the newest finished report — novelty profiles (one line
   per document), the per-feature summary with its intervals, the agreement of human and LLM
-  judgments per feature and overall when both exist — the tables and downloads, and the
-  form that runs the analysis again (optionally against a ``similarity`` batch).
+  judgments per feature and overall when both exist — the tables and downloads, the
+  "Compare" form that shows the difference of two chosen models or methods
+  (``diversity.genie.choice``), and the form that runs the analysis again (optionally
+  against a ``similarity`` batch).
 """
 
 from django import forms
@@ -18,6 +20,7 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.kinds import kinds_reading_text
@@ -37,6 +40,7 @@ from core.models import Job
 from core.tabular import ImportRejected
 from diversity.genie import plots, presentation, selectors
 from diversity.genie.access import can_analyse_genie, can_import_genie, can_view_genie
+from diversity.genie.choice import CompareForm, compared
 from diversity.genie.core import exports
 from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import (
@@ -215,11 +219,34 @@ def genie_page(request: HttpRequest, name: str) -> HttpResponse:
                 "feature_rows": presentation.feature_rows(report),
                 "agreement_rows": presentation.agreement_rows(report),
                 "comparison_rows": presentation.comparison_rows(report),
+                **_chosen_context(request, report),
                 "human_batch": human_batch,
                 "human_batch_exists": batch_exists(human_batch),
             }
         )
-    return render(request, "genie/genie_page.html", context)
+    form = context.get("compare_form")
+    refused = form is not None and form.is_bound and not form.is_valid()
+    return render(request, "genie/genie_page.html", context, status=400 if refused else 200)
+
+
+def _chosen_context(request: HttpRequest, report: dict) -> dict:
+    """The "Compare" form and, once two groups are chosen (``?first=…&second=…``), their
+    difference per feature as a table and a forest plot."""
+    chosen = "first" in request.GET or "second" in request.GET
+    form = CompareForm(report, request.GET if chosen else None)
+    context = {"compare_form": form}
+    if chosen and form.is_valid():
+        choice = form.cleaned_data["choice"]
+        rows = presentation.chosen_rows(compared(report, choice))
+        title = f"{choice.first} − {choice.second}, {plots.SOURCE_NAMES[choice.source]}"
+        chart = plots.difference_forest(rows, title)
+        context.update(
+            chosen=choice,
+            chosen_rows=rows,
+            # matplotlib's SVG writer escapes the group names (plots.chart_text)
+            chosen_chart=mark_safe(chart) if chart else None,  # noqa: S308
+        )
+    return context
 
 
 @staff_page(can_analyse_genie)

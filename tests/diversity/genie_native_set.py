@@ -26,10 +26,16 @@ TARGET_MODELS = ["gpt-4o", "gpt-4o+persona", "llama-3", "llama-3+persona"]
 EXCLUDED = ["None.", "N/A", "Unspecified", "Not applicable.", "Not specified"]
 
 
-def rows(seed: int = 3) -> list[dict]:
+# two target models and three methods (the baseline has none), over four prompts
+METHODS_MODELS = ["gpt-4o", "gpt-4o+persona", "gpt-4o+hot", "llama-3", "llama-3+persona",
+                  "llama-3+hot"]  # fmt: skip
+METHODS_PROMPTS = [*PROMPTS, "Describe a city that floats.", "A letter from a lost glove."]
+
+
+def rows(seed: int = 3, prompts=PROMPTS, models=TARGET_MODELS) -> list[dict]:
     rng = np.random.default_rng(seed)
     found = []
-    for prompt in PROMPTS:
+    for prompt in prompts:
         for question, feature in QUESTIONS:
             members = {
                 member: (
@@ -39,7 +45,7 @@ def rows(seed: int = 3) -> list[dict]:
                 )
                 for member in range(5)
             }
-            for model in TARGET_MODELS:
+            for model in models:
                 for doc in range(3):
                     answer = EXCLUDED[doc] if rng.random() < 0.1 else f"{model} {doc} on {question}"
                     for member, member_answer in members.items():

@@ -11,6 +11,11 @@ urlpatterns = [
     ),
     path("genie/<slug:name>/report", views.GenieReportView.as_view(), name="api-genie-report"),
     path(
+        "genie/<slug:name>/comparison",
+        views.GenieComparisonView.as_view(),
+        name="api-genie-comparison",
+    ),
+    path(
         "genie/<slug:name>/genie.jsonl",
         views.GenieExportView.as_view(table="genie"),
         name="api-genie-genie-jsonl",

@@ -2,7 +2,8 @@
 newest report."""
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -20,6 +21,7 @@ from core.jobs.api import (
 )
 from diversity.genie import selectors
 from diversity.genie.access import CanAnalyseGenie, CanImportGenie
+from diversity.genie.choice import check_choice, compared
 from diversity.genie.core import exports
 from diversity.genie.models import GenieSet
 from diversity.genie.services import analyses as genie_analyses
@@ -187,3 +189,40 @@ class GenieExportView(GenieAnalysisView, SubjectAnalysisView):
         )
         response["Content-Disposition"] = f'attachment; filename="{name}-{self.table}.jsonl"'
         return response
+
+
+COMPARISON_PARAMETERS = [
+    OpenApiParameter("by", str, description="model or method", required=True),
+    OpenApiParameter("first", str, description="a model (or method) of the report", required=True),
+    OpenApiParameter("second", str, description="another one, subtracted", required=True),
+    OpenApiParameter("source", str, description="llm (default) or human"),
+]
+
+
+class GenieComparisonView(GenieAnalysisView, SubjectAnalysisView):
+    """The difference of two chosen models or two chosen methods of the newest report."""
+
+    permission_classes = [CanAnalyseGenie]
+
+    @extend_schema(
+        tags=["genie"],
+        summary="Compare two models or two methods",
+        description="From the newest report: each group's mean novelty per feature and over "
+        "all features (`(all features)`), and `first` − `second` with its interval and paired "
+        "permutation p over prompts (ANALYSIS.md, Genie, 'Models and methods'), computed with "
+        "the report's bootstrap settings. 400 naming the parameter when a group is not of the "
+        "report; 404 until an analysis has finished.",
+        parameters=COMPARISON_PARAMETERS,
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, name: str):
+        report = self.report(name)
+        params = request.query_params
+        choice = check_choice(
+            report,
+            params.get("source", "llm"),
+            params.get("by", ""),
+            params.get("first", ""),
+            params.get("second", ""),
+        )
+        return Response(compared(report, choice))
