@@ -23,10 +23,12 @@ How a similarity row becomes a ``Judgment`` (FORMATS.md, "GENIE's own files"):
   ``compute_genie`` keeps ``Similarity.isin([1, 2, 3, 4])``: 0 (the judge's "unspecified"),
   any other number, an empty/``null``/missing value and unparsable text make a pair that is
   **left out** — counted per reason, never a problem;
-* an answer GENIE's pipeline excludes (``EXCLUDED_ANSWERS``: ``None``, ``Unspecified``,
-  ``Not specified``, ``Not applicable``, ``N/A``, each with or without a full stop; the
-  comparison is made on the stripped text and is case-sensitive, like GENIE's) or an empty
-  one is no answer: such a pair is left out (GENIE's judge never scores it).
+* an answer GENIE's pipeline excludes (``EXCLUDED_ANSWERS``, its judge step's list:
+  ``None``, ``None.``, ``Unspecified``, ``Unspecified.``, ``Not specified``,
+  ``Not applicable``, ``Not applicable.``, ``N/A``, compared with the answer as written,
+  case- and space-sensitive, like GENIE's) or an empty one is no answer: such a pair is left
+  out (GENIE's judge never scores it). Any other text — ``N/A.``, `` None`` — reaches
+  GENIE's judge, and its pair counts when the judge scored it 1-4, as in ``compute_genie``.
 
 Pure Python, no Django.
 """
@@ -67,7 +69,20 @@ SIMILARITY_COLUMNS = (
 )
 ANSWER_COLUMNS = ("Prompt", "DocID", "Model", "Question", "Answer")
 QUESTION_COLUMNS = ("Prompt", "Question", "Feature")
-EXCLUDED_ANSWERS = frozenset({"None", "Unspecified", "Not specified", "Not applicable", "N/A"})
+# exactly the list of GENIE's judge step (src/novelty_calculation/similarity.py,
+# ``exclude_ans``), compared with the answer as written: "N/A." or " None" reach its judge
+EXCLUDED_ANSWERS = frozenset(
+    {
+        "None",
+        "None.",
+        "Unspecified",
+        "Unspecified.",
+        "Not specified",
+        "Not applicable",
+        "N/A",
+        "Not applicable.",
+    }
+)
 GENIE_SIMILARITIES = (1.0, 2.0, 3.0, 4.0)
 # why a pair with both answers was left out of the scores (or ``no_answer``)
 LEFT_OUT_REASONS = ("no_answer", "zero", "other_number", "empty", "unparsable")
@@ -106,13 +121,11 @@ def document_key(model: str, document: str) -> str:
 
 
 def answer_of(value: Any) -> str | None:
-    """An answer's text, or ``None`` for no answer (empty, ``null``, or excluded by GENIE)."""
-    if not isinstance(value, str):
+    """An answer's text (stripped), or ``None`` for no answer: empty, ``null``, or one of
+    GENIE's ``EXCLUDED_ANSWERS`` as written (GENIE compares the text unstripped)."""
+    if not isinstance(value, str) or value in EXCLUDED_ANSWERS:
         return None
-    text = value.strip()
-    if not text or text.removesuffix(".") in EXCLUDED_ANSWERS:
-        return None
-    return text
+    return value.strip() or None
 
 
 def similarity_of(value: Any) -> tuple[float | None, str | None]:

@@ -291,3 +291,43 @@ def test_the_platform_layout_still_refuses_a_second_llm_judgment_of_a_pair(tmp_p
     assert caught.value.problems == [
         "platform.jsonl:2: source: a second llm judgment of this pair (first at platform.jsonl:1)"
     ]
+
+
+def test_an_answer_genies_judge_scored_counts_as_compute_genie_counts_it(tmp_path):
+    """GENIE's pipeline excludes exactly 'None', 'N/A', … (not 'N/A.' nor ' None'): a pair its
+    judge scored 1-4 counts, whatever its answer reads like; one it never scored is no
+    answer."""
+    records = genie.rows()
+    target = next(r for r in records if r["Similarity"] in (1, 2, 3, 4))
+    same_document = [
+        r
+        for r in records
+        if (r["Prompt"], r["Question"], r["Model_1"], r["DocID_1"])
+        == (target["Prompt"], target["Question"], target["Model_1"], target["DocID_1"])
+    ]
+    for row in same_document:
+        row["Answer_1"] = "N/A."  # written by the answer step, judged by GENIE's judge
+    path = tmp_path / "similarity.jsonl"
+    path.write_text(genie.jsonl(records), "utf-8")
+    found = read_judgment_file(path)
+    judged = [r for r in same_document if r["Similarity"] in (1, 2, 3, 4)]
+    kept = [
+        j
+        for j in found.judgments
+        if j.usable and j.target_answer == "N/A." and j.source_model == target["Model_1"]
+    ]
+    assert len(kept) == len(judged) > 0
+    expected, expected_q = compute_genie_reference(path)
+    scores = {
+        (s.prompt_id, s.document_id, s.feature): s.novelty
+        for s in document_scores(found.judgments, "llm")
+    }
+    assert len(scores) == len(expected)
+    for row in expected.itertuples():
+        key = (
+            native.prompt_id_of(row.Prompt),
+            native.document_key(row.Model_1, str(row.DocID_1)),
+            row.Feature,
+        )
+        assert abs(scores[key] - row.GENIE) <= 1e-12
+    assert "N/A." in set(expected_q["Answer_1"])
