@@ -121,11 +121,11 @@ def document_key(model: str, document: str) -> str:
 
 
 def answer_of(value: Any) -> str | None:
-    """An answer's text (stripped), or ``None`` for no answer: empty, ``null``, or one of
-    GENIE's ``EXCLUDED_ANSWERS`` as written (GENIE compares the text unstripped)."""
-    if not isinstance(value, str) or value in EXCLUDED_ANSWERS:
+    """An answer's text as written, or ``None`` for no answer: empty (or only spaces),
+    ``null``, or one of GENIE's ``EXCLUDED_ANSWERS`` (GENIE compares the text as written)."""
+    if not isinstance(value, str) or value in EXCLUDED_ANSWERS or not value.strip():
         return None
-    return value.strip() or None
+    return value
 
 
 def similarity_of(value: Any) -> tuple[float | None, str | None]:
@@ -168,7 +168,8 @@ def model_and_method(
 def text_field(
     row: dict, field: str, place: str, problems: list[str], *, number_ok: bool = False
 ) -> str | None:
-    """A required non-empty text (or, with ``number_ok``, a JSON integer: a DocID)."""
+    """A required non-empty text, kept as written (or, with ``number_ok``, a JSON integer: a
+    DocID)."""
     if field not in row:
         problems.append(f"{place}: {field}: missing")
         return None
@@ -184,7 +185,7 @@ def text_field(
     if "\x00" in value:
         problems.append(f"{place}: {field}: contains a NUL character")
         return None
-    return value.strip()
+    return value  # as written: GENIE groups by the exact texts (a trailing space included)
 
 
 def _answer_field(row: dict, field: str, place: str, problems: list[str]) -> str | None:
@@ -285,7 +286,7 @@ def genie_answer(row: dict, place: str, problems: list[str]) -> GenieAnswer | No
         values["Model"],
         values["Question"],
         answer,
-        (feature.strip() or None) if isinstance(feature, str) else None,
+        feature if isinstance(feature, str) and feature.strip() else None,
         place,
     )
 

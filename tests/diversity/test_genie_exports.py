@@ -88,3 +88,26 @@ def test_a_file_with_repeated_pairs_imports_counts_them_and_exports_what_genie_w
     assert listed["again"]["left_out"]["zero"] > 0
     html = staff_client("researcher").get("/manage/genie/again/").content.decode()
     assert f'<span data-summary="repeated_pairs">{repeated}</span> rows judge a pair' in html
+
+
+def test_texts_keep_their_spaces_so_the_exports_have_genies_keys(tmp_path):
+    """GENIE groups by the exact Prompt, Question and Answer_1: a trailing space or newline
+    is part of the key, in its file and in the platform's exports."""
+    records = genie.rows()
+    for row in records:
+        if row["Prompt"] == genie.PROMPTS[1]:
+            row["Prompt"] += "\n"
+        if row["Model_1"] == "llama-3" and row["Answer_1"] not in genie.EXCLUDED:
+            row["Answer_1"] += " "
+        row["Question"] = row["Question"].replace("end?", "end? ")
+    path = tmp_path / "spaces.jsonl"
+    path.write_text(genie.jsonl(records), "utf-8")
+    call_command("import_genie", "spaces", str(path))
+    call_command("analyze_genie", "spaces", "--bootstrap", "20")
+    expected, expected_q = compute_genie_reference(path)
+    assert expected_q["Answer_1"].str.endswith(" ").any()
+    out, q_out = tmp_path / "genie.jsonl", tmp_path / "q_genie.jsonl"
+    call_command("export_genie", "spaces", "--genie", str(out), "--q-genie", str(q_out))
+    read = lambda p: [json.loads(line) for line in p.read_text("utf-8").splitlines()]  # noqa: E731
+    same_records(read(out), expected, "GENIE")
+    same_records(read(q_out), expected_q, "Q_GENIE")
