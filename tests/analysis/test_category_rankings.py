@@ -1,6 +1,6 @@
 """Model rankings and calibration per category (``by_category``): the same fits on each
 category's items alone, in the report, on the page and in category_rankings.csv /
-category_calibration.csv. Expected strengths are maximum-likelihood fits written here
+category_calibration.csv. Expected strengths are maximum-likelihood fits written in the tests
 (scipy.optimize over Davidson's likelihood) from the rows read back from the database;
 expected divergences come from scipy's ``jensenshannon``."""
 
@@ -8,16 +8,14 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from scipy import optimize
 from scipy.spatial.distance import jensenshannon
 
 from analysis.services.analyses import latest_report
 from analysis.services.scores import import_scores
 from annotation.models import Item, Label
 from tests.analysis.test_competence_end_to_end import label_canonically
-from tests.analysis.test_rankings_end_to_end import MODELS, name_models, preference
+from tests.analysis.test_rankings_end_to_end import MODELS, davidson_fit, name_models, preference
 from tests.analysis.test_report_page import read_csv, run_job_now
-from tests.analysis.test_stats_rankings import davidson_log_likelihood
 from tests.factories import make_categorised_batch
 from tests.files import write_jsonl
 from tests.staff import staff_client
@@ -31,29 +29,6 @@ TAXONOMY = [("code", "", 9), ("chat", "", 9)]
 def by_category(position: int, worker: int) -> int:
     value = preference(position, worker)
     return value if position < 9 else -value
-
-
-def davidson_fit(rows) -> tuple[dict[str, float], float]:
-    """Log-strengths (summing to zero) and ν by maximum likelihood, from (model A, model B,
-    value) rows: > 0 a win for A, < 0 for B, 0 a tie."""
-    wins, ties = np.zeros((3, 3)), np.zeros((3, 3))
-    for model_a, model_b, value in rows:
-        a, b = MODELS.index(model_a), MODELS.index(model_b)
-        if value == 0:
-            ties[a, b] += 1
-            ties[b, a] += 1
-        elif value > 0:
-            wins[a, b] += 1
-        else:
-            wins[b, a] += 1
-
-    def negative(free):
-        theta = np.append(free[:2], -free[:2].sum())
-        return -davidson_log_likelihood(theta, free[2], wins, ties)
-
-    found = optimize.minimize(negative, np.zeros(3), method="BFGS", options={"gtol": 1e-10})
-    theta = np.append(found.x[:2], -found.x[:2].sum())
-    return dict(zip(MODELS, theta, strict=True)), float(np.exp(found.x[2]))
 
 
 def test_each_category_is_ranked_and_calibrated_on_its_own_items(tmp_path):

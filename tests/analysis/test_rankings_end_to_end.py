@@ -41,23 +41,11 @@ def preference(position: int, worker: int) -> int:
     return [base, base, 0, -1, base][(position + worker) % 5]
 
 
-def test_pairwise_report_ranks_the_named_models(tmp_path):
-    batch = make_batch(kind="pairwise", n_items=18, per_item=5)
-    name_models(batch)
-    label_canonically(batch, 5, preference)  # A and B as imported, whatever the order shown
-    run_job_now(batch, bootstrap=100, seed=3)
-    _, report = latest_report(batch)
-    section = report["rankings"]
-    assert section["absolute"] is None
-    fit = section["bradley_terry"]
-    assert fit["identifiability"] == "sum_to_zero"
-    assert fit["bootstrap"] == {"unit": "annotator", "B": 100, "seed": 3, "n_used": 100}
-
-    # the same maximum from the database rows, by a likelihood written in the tests
+def davidson_fit(rows) -> tuple[dict[str, float], float]:
+    """Log-strengths (summing to zero) and ν by maximum likelihood (scipy.optimize over
+    Davidson's likelihood), from (model A, model B, value) rows: > 0 a win for A, < 0 for B,
+    0 a tie."""
     wins, ties = np.zeros((3, 3)), np.zeros((3, 3))
-    rows = Label.objects.filter(batch=batch, status="counted").values_list(
-        "item__response_a__model", "item__response_b__model", "value"
-    )
     for model_a, model_b, value in rows:
         a, b = MODELS.index(model_a), MODELS.index(model_b)
         if value == 0:
@@ -73,14 +61,34 @@ def test_pairwise_report_ranks_the_named_models(tmp_path):
         return -davidson_log_likelihood(theta, free[2], wins, ties)
 
     found = optimize.minimize(negative, np.zeros(3), method="BFGS", options={"gtol": 1e-10})
-    expected = dict(zip(MODELS, np.append(found.x[:2], -found.x[:2].sum()), strict=True))
+    theta = np.append(found.x[:2], -found.x[:2].sum())
+    return dict(zip(MODELS, theta, strict=True)), float(np.exp(found.x[2]))
+
+
+def test_pairwise_report_ranks_the_named_models(tmp_path):
+    batch = make_batch(kind="pairwise", n_items=18, per_item=5)
+    name_models(batch)
+    label_canonically(batch, 5, preference)  # A and B as imported, whatever the order shown
+    run_job_now(batch, bootstrap=100, seed=3)
+    _, report = latest_report(batch)
+    section = report["rankings"]
+    assert section["absolute"] is None
+    fit = section["bradley_terry"]
+    assert fit["identifiability"] == "sum_to_zero"
+    assert fit["bootstrap"] == {"unit": "annotator", "B": 100, "seed": 3, "n_used": 100}
+
+    # the same maximum from the database rows, by a likelihood written in the tests
+    rows = Label.objects.filter(batch=batch, status="counted").values_list(
+        "item__response_a__model", "item__response_b__model", "value"
+    )
+    expected, nu = davidson_fit(rows)
     by_model = {entry["model"]: entry for entry in fit["models"]}
     for model in MODELS:
         assert by_model[model]["log_strength"] == pytest.approx(expected[model], abs=1e-6)
         low, high = by_model[model]["ci"]
         assert low <= by_model[model]["log_strength"] <= high
     assert sum(entry["log_strength"] for entry in fit["models"]) == pytest.approx(0, abs=1e-9)
-    assert fit["tie_parameter"] == pytest.approx(np.exp(found.x[2]), rel=1e-6)
+    assert fit["tie_parameter"] == pytest.approx(nu, rel=1e-6)
     assert [entry["model"] for entry in fit["models"]] == sorted(MODELS, key=lambda m: -expected[m])
     assert sum(entry["n_comparisons"] for entry in fit["models"]) == 2 * len(rows)
     assert set(fit["by_subset"]) == {"most_ties_80pct", "least_agreement_80pct"}

@@ -27,17 +27,25 @@ def same_records(found: list[dict], expected: pd.DataFrame, score: str) -> None:
         assert abs(mine[score] - theirs[score]) <= 1e-12
 
 
+def exports_equal_compute_genie(name: str, path, tmp_path) -> None:
+    """``export_genie``'s genie.jsonl and q_genie.jsonl of set ``name`` (analysed) are what
+    ``compute_genie`` gives from the file at ``path``: the same rows, keys and order, scores
+    to 1e-12."""
+    expected, expected_q = compute_genie_reference(path)
+    out, q_out = tmp_path / f"{name}-genie.jsonl", tmp_path / f"{name}-q_genie.jsonl"
+    call_command("export_genie", name, "--genie", str(out), "--q-genie", str(q_out))
+    read = lambda p: [json.loads(line) for line in p.read_text("utf-8").splitlines()]  # noqa: E731
+    same_records(read(out), expected, "GENIE")
+    same_records(read(q_out), expected_q, "Q_GENIE")
+
+
 def test_genie_and_q_genie_exports_match_compute_genie(tmp_path):
     path = tmp_path / "similarity.jsonl"
     path.write_text(genie.jsonl(genie.rows()), "utf-8")
     call_command("import_genie", "native", str(path))
     call_command("analyze_genie", "native", "--bootstrap", "100")
-    expected, expected_q = compute_genie_reference(path)
-    out, q_out = tmp_path / "genie.jsonl", tmp_path / "q_genie.jsonl"
-    call_command("export_genie", "native", "--genie", str(out), "--q-genie", str(q_out))
-    read = lambda p: [json.loads(line) for line in p.read_text("utf-8").splitlines()]  # noqa: E731
-    same_records(read(out), expected, "GENIE")
-    same_records(read(q_out), expected_q, "Q_GENIE")
+    exports_equal_compute_genie("native", path, tmp_path)
+    expected, _ = compute_genie_reference(path)
 
     page = staff_client("researcher")
     html = page.get("/manage/genie/native/").content.decode()
@@ -71,12 +79,7 @@ def test_a_file_with_repeated_pairs_imports_counts_them_and_exports_what_genie_w
     said = capsys.readouterr().out
     assert f"; {repeated} rows judge a pair judged before (each judgment counts" in said
     call_command("analyze_genie", "again", "--bootstrap", "50")
-    expected, expected_q = compute_genie_reference(path)
-    out, q_out = tmp_path / "genie.jsonl", tmp_path / "q_genie.jsonl"
-    call_command("export_genie", "again", "--genie", str(out), "--q-genie", str(q_out))
-    read = lambda p: [json.loads(line) for line in p.read_text("utf-8").splitlines()]  # noqa: E731
-    same_records(read(out), expected, "GENIE")
-    same_records(read(q_out), expected_q, "Q_GENIE")
+    exports_equal_compute_genie("again", path, tmp_path)
 
     api = token_client("researcher")
     report = api.get("/api/v1/genie/again/report").json()
@@ -104,10 +107,5 @@ def test_texts_keep_their_spaces_so_the_exports_have_genies_keys(tmp_path):
     path.write_text(genie.jsonl(records), "utf-8")
     call_command("import_genie", "spaces", str(path))
     call_command("analyze_genie", "spaces", "--bootstrap", "20")
-    expected, expected_q = compute_genie_reference(path)
-    assert expected_q["Answer_1"].str.endswith(" ").any()
-    out, q_out = tmp_path / "genie.jsonl", tmp_path / "q_genie.jsonl"
-    call_command("export_genie", "spaces", "--genie", str(out), "--q-genie", str(q_out))
-    read = lambda p: [json.loads(line) for line in p.read_text("utf-8").splitlines()]  # noqa: E731
-    same_records(read(out), expected, "GENIE")
-    same_records(read(q_out), expected_q, "Q_GENIE")
+    assert compute_genie_reference(path)[1]["Answer_1"].str.endswith(" ").any()
+    exports_equal_compute_genie("spaces", path, tmp_path)

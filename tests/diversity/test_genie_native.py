@@ -42,34 +42,34 @@ def similarity_file(tmp_path):
     return path
 
 
-def test_every_genie_score_equals_compute_genie(similarity_file):
-    expected, expected_q = compute_genie_reference(similarity_file)
-    found = read_judgment_file(similarity_file)
-    assert found.layout == "genie-similarity"
-    scores = {
-        (s.prompt_id, s.document_id, s.feature): s for s in document_scores(found.judgments, "llm")
-    }
-    assert len(expected) == len(scores) > 40
+def assert_scores_equal_compute_genie(judgments, path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every Genie(doc, feature) and every Q(doc, q) of the LLM judgments equals what
+    ``compute_genie`` gives from the file at ``path``, to 1e-12, with the same answers;
+    returns GENIE's two tables."""
+    expected, expected_q = compute_genie_reference(path)
+    scores = {(s.prompt_id, s.document_id, s.feature): s for s in document_scores(judgments, "llm")}
+    assert len(expected) == len(scores)
     for row in expected.itertuples():
-        key = (
-            native.prompt_id_of(row.Prompt),
-            native.document_key(row.Model_1, str(row.DocID_1)),
-            row.Feature,
-        )
+        document = native.document_key(row.Model_1, str(row.DocID_1))
+        key = (native.prompt_id_of(row.Prompt), document, row.Feature)
         assert abs(scores[key].novelty - row.GENIE) <= 1e-12
     q_scores = {
-        (q.prompt_id, q.document_id, q.question_id): q
-        for q in question_scores(found.judgments, "llm")
+        (q.prompt_id, q.document_id, q.question_id): q for q in question_scores(judgments, "llm")
     }
     assert len(expected_q) == len(q_scores)
     for row in expected_q.itertuples():
-        key = (
-            native.prompt_id_of(row.Prompt),
-            native.document_key(row.Model_1, str(row.DocID_1)),
-            native.question_id_of(row.Question),
-        )
+        document = native.document_key(row.Model_1, str(row.DocID_1))
+        key = (native.prompt_id_of(row.Prompt), document, native.question_id_of(row.Question))
         assert abs(q_scores[key].novelty - row.Q_GENIE) <= 1e-12
         assert q_scores[key].target_answer == row.Answer_1
+    return expected, expected_q
+
+
+def test_every_genie_score_equals_compute_genie(similarity_file):
+    found = read_judgment_file(similarity_file)
+    assert found.layout == "genie-similarity"
+    expected, _ = assert_scores_equal_compute_genie(found.judgments, similarity_file)
+    assert len(expected) > 40
 
 
 def test_left_out_pairs_are_counted_by_reason(similarity_file):
@@ -238,23 +238,7 @@ def test_a_pair_judged_again_counts_each_judgment_as_compute_genie_does(tmp_path
         if r["Answer_1"] not in genie.EXCLUDED and r["Answer_2"] not in genie.EXCLUDED
     )
 
-    expected, expected_q = compute_genie_reference(path)
-    scores = {
-        (s.prompt_id, s.document_id, s.feature): s.novelty
-        for s in document_scores(found.judgments, "llm")
-    }
-    q_scores = {
-        (q.prompt_id, q.document_id, q.question_id): q.novelty
-        for q in question_scores(found.judgments, "llm")
-    }
-    assert len(scores) == len(expected) and len(q_scores) == len(expected_q)
-    for row in expected.itertuples():
-        key = (
-            native.prompt_id_of(row.Prompt),
-            native.document_key(row.Model_1, str(row.DocID_1)),
-            row.Feature,
-        )
-        assert abs(scores[key] - row.GENIE) <= 1e-12
+    _, expected_q = assert_scores_equal_compute_genie(found.judgments, path)
     # GENIE's mean is over rows: averaging each pair's repeats first would differ
     pair_first = 0
     frame = pd.read_json(path, orient="records", lines=True)
@@ -266,12 +250,6 @@ def test_a_pair_judged_again_counts_each_judgment_as_compute_genie_does(tmp_path
         1 - by_pair.groupby(["Prompt", "DocID_1", "Model_1", "Question"])["Normalized"].mean()
     )
     for row in expected_q.itertuples():
-        key = (
-            native.prompt_id_of(row.Prompt),
-            native.document_key(row.Model_1, str(row.DocID_1)),
-            native.question_id_of(row.Question),
-        )
-        assert abs(q_scores[key] - row.Q_GENIE) <= 1e-12
         pair_first += (
             abs(averaged[(row.Prompt, row.DocID_1, row.Model_1, row.Question)] - row.Q_GENIE) > 1e-6
         )
@@ -317,17 +295,5 @@ def test_an_answer_genies_judge_scored_counts_as_compute_genie_counts_it(tmp_pat
         if j.usable and j.target_answer == "N/A." and j.source_model == target["Model_1"]
     ]
     assert len(kept) == len(judged) > 0
-    expected, expected_q = compute_genie_reference(path)
-    scores = {
-        (s.prompt_id, s.document_id, s.feature): s.novelty
-        for s in document_scores(found.judgments, "llm")
-    }
-    assert len(scores) == len(expected)
-    for row in expected.itertuples():
-        key = (
-            native.prompt_id_of(row.Prompt),
-            native.document_key(row.Model_1, str(row.DocID_1)),
-            row.Feature,
-        )
-        assert abs(scores[key] - row.GENIE) <= 1e-12
+    _, expected_q = assert_scores_equal_compute_genie(found.judgments, path)
     assert "N/A." in set(expected_q["Answer_1"])
