@@ -76,10 +76,11 @@ MIDDLEWARE = [
     "core.http.limits.RequestLimitsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # the worker pages and the worker API in the participant's language (staff: English);
+    # before CSRF, so that a refusal there is worded in it too
+    "annotation.participant_language.ParticipantLanguageMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # the worker pages and the worker API in the participant's language (staff: English)
-    "annotation.participant_language.ParticipantLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.http.errors.ErrorResponseMiddleware",
@@ -155,6 +156,10 @@ def database_settings() -> dict:
 
 
 DATABASES = {"default": database_settings()}
+# The crowdworker's hot statements run prepared on PostgreSQL (annotation.services.sql):
+# turn this off behind a pooler that cannot carry prepared statements in transaction mode
+# (PgBouncer before 1.21; docker-compose.yml's "pgbouncer" profile).
+DATABASE_PREPARED_STATEMENTS = env_flag("DATABASE_PREPARED_STATEMENTS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Logins are throttled per account and per client address (core.logins).

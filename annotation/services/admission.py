@@ -25,12 +25,10 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation.models import (
-    REGULAR_STATUSES,
     Assignment,
     AssignmentState,
     Batch,
     Item,
-    Label,
     Participation,
 )
 from annotation.services import bundles
@@ -129,9 +127,7 @@ def admit(batch: Batch, participation: Participation, now: datetime | None = Non
     if participation.status == Participation.Status.EXCLUDED:
         return Admission.EXCLUDED
     annotator_id = participation.annotator_id
-    done = Label.objects.filter(
-        batch=batch, annotator_id=annotator_id, status__in=REGULAR_STATUSES
-    ).count()
+    done = participation.regular_labels
     if batch.quota_per_annotator is not None and done >= batch.quota_per_annotator:
         return Admission.QUOTA
     holds_lease = Assignment.objects.filter(

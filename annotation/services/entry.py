@@ -31,7 +31,7 @@ from annotation.models import Assignment, AssignmentState, Batch, Participation
 from annotation.services import admission
 from annotation.services.admission import Admission
 from annotation.services.annotators import identify_annotator, join_batch
-from annotation.services.leasing import LEASE_FIELDS, expire_leases, regular_done, release_leases
+from annotation.services.leasing import LEASE_FIELDS, expire_leases, release_leases
 from core import audit, ratelimit
 from core.audit import Actor
 from core.locking import lock_rows
@@ -159,7 +159,7 @@ def _bind(participation: Participation, browser_key: str) -> Participation:
 
 
 def _done(batch: Batch, participation: Participation) -> int:
-    return regular_done(batch, participation.annotator_id)
+    return participation.regular_labels
 
 
 def _over_entry_limit(client_ip: str | None) -> bool:

@@ -14,16 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
-from django.db import connection
-from django.db.models import Count, Exists, OuterRef, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, OuterRef, Subquery
 
 from annotation.models import (
-    REGULAR_STATUSES,
     Assignment,
     AssignmentState,
     Batch,
-    Label,
     Participation,
 )
 from annotation.services import sql
@@ -56,7 +52,7 @@ class WorkState:
             answered_at=get("answered_at"),
             next_check_after=get("next_check_after"),
             next_repeat_after=get("next_repeat_after"),
-            done=get("work_done") or 0,
+            done=get("regular_labels") or 0,
             stale_leases=bool(get("work_stale_leases")),
             held_lease=get("work_held_lease"),
         )
@@ -64,17 +60,9 @@ class WorkState:
 
 def work_state_fields(batch_ref, annotator_ref, now: datetime) -> dict:
     """Annotations of a participation query that make up its ``WorkState`` with the
-    participation's own columns; ``batch_ref`` and ``annotator_ref`` name the batch and
-    the annotator (``OuterRef("batch_id")`` and ``OuterRef("annotator_id")``)."""
-    done = (
-        Label.objects.filter(
-            batch_id=batch_ref, annotator_id=annotator_ref, status__in=REGULAR_STATUSES
-        )
-        .order_by()
-        .values("annotator_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
+    participation's own columns (``WORK_STATE_COLUMNS``); ``batch_ref`` and
+    ``annotator_ref`` name the batch and the annotator (``OuterRef("batch_id")`` and
+    ``OuterRef("annotator_id")``)."""
     held = (
         Assignment.objects.filter(
             batch_id=batch_ref,
@@ -89,7 +77,6 @@ def work_state_fields(batch_ref, annotator_ref, now: datetime) -> dict:
         batch_id=batch_ref, state=AssignmentState.OPEN, expires_at__lte=now
     )
     return {
-        "work_done": Coalesce(Subquery(done), 0),
         "work_stale_leases": Exists(stale),
         "work_held_lease": Subquery(held),
     }
@@ -101,7 +88,7 @@ def participation_for_work(
     """The annotator's participation in the batch (its ``batch`` loaded) and its
     ``WorkState``, in one query — what a request for work needs before deciding — or
     ``None`` when there is no such participation (``annotation.services.sql``)."""
-    with connection.cursor() as cursor:
+    with sql.cursor() as cursor:
         cursor.execute(
             _work_state_sql(), {"slug": batch_slug, "annotator": annotator_pk, "now": now}
         )
@@ -112,14 +99,14 @@ def participation_for_work(
     n_batch = len(sql.columns(Batch))
     participation = sql.instance(Participation, row[:n_participation])
     participation.batch = sql.instance(Batch, row[n_participation : n_participation + n_batch])
-    done, stale, held = row[n_participation + n_batch :]
+    stale, held = row[n_participation + n_batch :]
     state = WorkState(
         status=participation.status,
         consented_at=participation.consented_at,
         answered_at=participation.answered_at,
         next_check_after=participation.next_check_after,
         next_repeat_after=participation.next_repeat_after,
-        done=done,
+        done=participation.regular_labels,
         stale_leases=bool(stale),
         held_lease=uuid.UUID(str(held)) if held is not None else None,
     )
@@ -128,13 +115,9 @@ def participation_for_work(
 
 @sql.statement
 def _work_state_sql() -> str:
-    label, assignment = sql.table(Label), sql.table(Assignment)
-    regular = ", ".join(f"'{status}'" for status in REGULAR_STATUSES)
+    assignment = sql.table(Assignment)
     return f"""
         SELECT {sql.select_list(Participation, "p")}, {sql.select_list(Batch, "b")},
-            (SELECT COUNT(*) FROM {label} l
-             WHERE l.batch_id = p.batch_id AND l.annotator_id = p.annotator_id
-               AND l.status IN ({regular})),
             EXISTS (SELECT 1 FROM {assignment} a
                     WHERE a.batch_id = p.batch_id AND a.state = 'open'
                       AND a.expires_at <= %(now)s),
@@ -151,7 +134,7 @@ def read_work_state(participation: Participation, now: datetime) -> WorkState:
     row = (
         Participation.objects.filter(pk=participation.pk)
         .annotate(**work_state_fields(OuterRef("batch_id"), OuterRef("annotator_id"), now))
-        .values(*WORK_STATE_COLUMNS, "work_done", "work_stale_leases", "work_held_lease")
+        .values(*WORK_STATE_COLUMNS, "work_stale_leases", "work_held_lease")
         .first()
     )
     if row is None:
@@ -165,4 +148,5 @@ WORK_STATE_COLUMNS = (
     "answered_at",
     "next_check_after",
     "next_repeat_after",
+    "regular_labels",
 )

@@ -781,6 +781,15 @@ def _check_guarantees(batch, reports: list[dict], worker_ids: list[str], drained
     )
     submitted = Assignment.objects.filter(batch=batch, state="submitted").count()
     assert submitted == len(labels)
+    # Each participant's own tally of regular labels (what quotas and progress read)
+    # equals their label rows, whichever path stored them.
+    given = Counter(label.annotator_id for label in labels.values())
+    for participation in batch.participations.all():
+        assert participation.regular_labels == given[participation.annotator_id], (
+            participation.annotator_id,
+            participation.regular_labels,
+            given[participation.annotator_id],
+        )
 
     # Surplus only on full items; every label is counted or surplus.
     statuses = Counter(label.status for label in labels.values())
