@@ -131,6 +131,9 @@ def database_settings() -> dict:
         # no failed request.
         config["CONN_MAX_AGE"] = 0  # Django's pool replaces persistent connections
         config["CONN_HEALTH_CHECKS"] = env_flag("CONN_HEALTH_CHECKS", True)
+        # Django's backend, checking a pooled connection's socket instead of sending it
+        # an empty query before each request (core/postgresql/base.py)
+        config["ENGINE"] = "core.postgresql"
         config.setdefault("OPTIONS", {})["pool"] = {
             "min_size": int(os.environ.get("DATABASE_POOL_MIN_SIZE", "1")),
             "max_size": int(os.environ.get("DATABASE_POOL_MAX_SIZE", "4")),
