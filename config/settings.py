@@ -443,11 +443,7 @@ CACHES = {
 # sessions (a Redis outage falls back to the database). Without Redis, the database
 # alone: per-process caches could hand one process a stale copy of a session another
 # process changed.
-SESSION_ENGINE = (
-    "django.contrib.sessions.backends.cached_db"
-    if REDIS_URL
-    else "django.contrib.sessions.backends.db"
-)
+SESSION_ENGINE = "core.session_engines.cached_db" if REDIS_URL else "core.session_engines.db"
 
 LOGGING = {
     "version": 1,

@@ -12,7 +12,7 @@ is read on every request for work.
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
+from functools import cache, partial
 
 from django.db.models import Exists, OuterRef, Subquery
 
@@ -20,9 +20,10 @@ from annotation.models import (
     Assignment,
     AssignmentState,
     Batch,
+    Item,
     Participation,
 )
-from annotation.services import sql
+from annotation.services import admission, bundles, sql
 from core.errors import NotFound
 
 
@@ -150,3 +151,60 @@ WORK_STATE_COLUMNS = (
     "next_repeat_after",
     "regular_labels",
 )
+
+
+@dataclass(frozen=True)
+class EntryState:
+    """What the entry page needs to decide about a worker, read in one query
+    (``read_entry_state``): their participation in the batch (``None`` for a newcomer),
+    whether the batch holds expired leases to give back first, whether they hold an
+    unexpired lease, and whether a slot they could take is free (``admission``'s
+    ``takeable_items``)."""
+
+    participation: Participation | None
+    stale_leases: bool
+    holds_lease: bool
+    takeable: bool
+
+
+def read_entry_state(batch: Batch, annotator_pk: int, now: datetime) -> EntryState:
+    """``EntryState`` in one statement. In a bundled batch what is takeable depends on the
+    bundles the annotator touched: that is asked of ``admission.takeable_items`` apart."""
+    bundled = bundles.is_bundled(batch)
+    params = {"batch": batch.pk, "annotator": annotator_pk, "now": now}
+    with sql.cursor() as cursor:
+        cursor.execute(_entry_state_sql(bundled), params)
+        row = cursor.fetchone()
+    stale, holds, takeable = (bool(value) for value in row[:3])
+    found = row[3] is not None
+    participation = sql.instance(Participation, row[3:]) if found else None
+    if bundled:
+        takeable = admission.takeable_items(batch, annotator_pk).exists()
+    return EntryState(participation, stale, holds, takeable)
+
+
+@cache
+def _entry_state_sql(bundled: bool) -> str:
+    item, assignment = sql.table(Item), sql.table(Assignment)
+    takeable = (
+        "FALSE"  # asked apart (read_entry_state)
+        if bundled
+        else f"""EXISTS (SELECT 1 FROM {item} i
+                 WHERE i.batch_id = %(batch)s AND i.reserved_count < i.target
+                   AND NOT EXISTS (SELECT 1 FROM {assignment} a
+                                   WHERE a.item_id = i.id AND a.annotator_id = %(annotator)s))"""
+    )
+    return f"""
+        SELECT
+            EXISTS (SELECT 1 FROM {assignment} a
+                    WHERE a.batch_id = %(batch)s AND a.state = 'open'
+                      AND a.expires_at <= %(now)s),
+            EXISTS (SELECT 1 FROM {assignment} a
+                    WHERE a.batch_id = %(batch)s AND a.annotator_id = %(annotator)s
+                      AND a.state = 'open' AND a.expires_at > %(now)s),
+            {takeable},
+            {sql.select_list(Participation, "p")}
+        FROM (SELECT 1 AS one) AS one
+        LEFT JOIN {sql.table(Participation)} p
+            ON p.batch_id = %(batch)s AND p.annotator_id = %(annotator)s
+    """

@@ -126,3 +126,29 @@ def test_the_hot_statements_run_prepared_on_postgresql(prepared, settings):
         assert len(leases) == len(labels) == len(states) == 1, statements
     else:
         assert not statements
+
+
+ENTRY_MAX = 6  # statements, transaction control (BEGIN, COMMIT, savepoints) aside
+
+
+def _statements(captured) -> list[str]:
+    control = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
+    return [q["sql"] for q in captured if not q["sql"].lstrip().upper().startswith(control)]
+
+
+def test_the_entry_page_takes_a_handful_of_statements():
+    """A newcomer's study link (identify, decide, join, session) and a returning
+    participant's, each in at most ``ENTRY_MAX`` statements: a study's launch brings
+    hundreds of newcomers a minute."""
+    from django.test.utils import CaptureQueriesContext
+
+    batch = make_batch(n_items=4, per_item=2, consent_text="I agree.")
+    client = Client(enforce_csrf_checks=True)
+    with CaptureQueriesContext(connection) as captured:
+        page = client.get(f"/work/{batch.slug}/", {"worker": "newcomer"})
+    assert page.status_code == 200 and b"I agree." in page.content
+    assert len(_statements(captured)) <= ENTRY_MAX, _statements(captured)
+    with CaptureQueriesContext(connection) as captured:
+        again = client.get(f"/work/{batch.slug}/", {"worker": "newcomer"})
+    assert again.status_code == 200 and b"I agree." in again.content
+    assert len(_statements(captured)) <= ENTRY_MAX, _statements(captured)
