@@ -159,10 +159,33 @@ def database_settings() -> dict:
 
 
 DATABASES = {"default": database_settings()}
-# The crowdworker's hot statements run prepared on PostgreSQL (annotation.services.sql):
-# turn this off behind a pooler that cannot carry prepared statements in transaction mode
-# (PgBouncer before 1.21; docker-compose.yml's "pgbouncer" profile).
-DATABASE_PREPARED_STATEMENTS = env_flag("DATABASE_PREPARED_STATEMENTS", True)
+# Behind a pooler in transaction mode (PgBouncer's pool_mode = transaction) a server
+# connection passes from client to client between transactions, so nothing may outlive
+# one: Django's server-side cursors are turned off, the hot statements are not prepared
+# unless asked (DATABASE_PREPARED_STATEMENTS; PgBouncer 1.21 and later can carry them
+# with max_prepared_statements), and what does outlive a transaction — the exports'
+# cursors, the migrations' lock — goes through DATABASE_DIRECT_URL: PostgreSQL itself.
+DATABASE_TRANSACTION_POOLING = env_flag("DATABASE_TRANSACTION_POOLING", False)
+# The crowdworker's hot statements run prepared on PostgreSQL (annotation.services.sql).
+DATABASE_PREPARED_STATEMENTS = env_flag(
+    "DATABASE_PREPARED_STATEMENTS", not DATABASE_TRANSACTION_POOLING
+)
+# the connection for what outlives a transaction (the exports' cursors, the migrations'
+# advisory lock): PostgreSQL itself, never a transaction pooler
+DIRECT_DATABASE = "default"
+if DATABASE_TRANSACTION_POOLING:
+    if DATABASES["default"]["ENGINE"] not in ("django.db.backends.postgresql", "core.postgresql"):
+        raise ImproperlyConfigured("DATABASE_TRANSACTION_POOLING=1 needs a PostgreSQL DATABASE_URL")
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    direct_url = os.environ.get("DATABASE_DIRECT_URL", "").strip()
+    if not direct_url:
+        raise ImproperlyConfigured(
+            "DATABASE_TRANSACTION_POOLING=1 needs DATABASE_DIRECT_URL, a connection to "
+            "PostgreSQL that bypasses the pooler, for the exports' cursors and the migrations' "
+            "lock (README, Deployment)"
+        )
+    DATABASES["direct"] = dj_database_url.parse(direct_url, conn_max_age=0)
+    DIRECT_DATABASE = "direct"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Logins are throttled per account and per client address (core.logins).

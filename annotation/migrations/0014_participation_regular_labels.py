@@ -24,7 +24,10 @@ def count_existing_labels(apps, schema_editor):
         .annotate(n=Count("pk"))
         .values("n")
     )
-    Participation.objects.update(regular_labels=Coalesce(Subquery(given), Value(0)))
+    alias = schema_editor.connection.alias
+    Participation.objects.using(alias).update(
+        regular_labels=Coalesce(Subquery(given.using(alias)), Value(0))
+    )
 
 
 class Migration(migrations.Migration):
