@@ -9,10 +9,10 @@ run as prepared statements (``cursor``).
 """
 
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
 
 
@@ -41,28 +41,28 @@ def instance(model: type[Model], values: Sequence) -> Model:
     """A model instance from the values of ``select_list(model, ...)``, converted by the
     database backend and the fields (dates on SQLite, JSON fields) as the ORM converts
     them; the instance is marked as loaded from the database."""
-    attnames, converted_columns = _layout(model, connection.vendor)
+    database = connections[DEFAULT_DB_ALIAS]  # once: each ``connection.x`` looks it up
+    attnames, converters = _layout(model, database)
     converted = list(values)
-    for index, column in converted_columns:
+    for index, column, functions in converters:
         value = converted[index]
-        for function in connection.ops.get_db_converters(column) + column.get_db_converters(
-            connection
-        ):
-            value = function(value, column, connection)
+        for function in functions:
+            value = function(value, column, database)
         converted[index] = value
-    return model.from_db(connection.alias, attnames, converted)
+    return model.from_db(database.alias, attnames, converted)
 
 
-@cache
-def _layout(model: type[Model], vendor: str) -> tuple[list[str], list[tuple]]:
-    """The model's attribute names, and (position, column) of the fields whose values
-    this database vendor's rows need converted — worked out once per process (the
-    converters themselves are the current connection's, looked up per row)."""
+@lru_cache(maxsize=64)
+def _layout(model: type[Model], database) -> tuple[list[str], list[tuple]]:
+    """The model's attribute names, and (position, column, converters) of the fields
+    whose values this connection's rows need converted — worked out once per process and
+    connection object (Django keeps one per thread and alias)."""
     needed = []
     for index, field in enumerate(columns(model)):
         column = field.get_col(model._meta.db_table)
-        if connection.ops.get_db_converters(column) + column.get_db_converters(connection):
-            needed.append((index, column))
+        functions = database.ops.get_db_converters(column) + column.get_db_converters(database)
+        if functions:
+            needed.append((index, column, functions))
     return [field.attname for field in columns(model)], needed
 
 
@@ -80,16 +80,17 @@ def cursor():
     any other cursor. Parameters in a select list need a cast (``typed_parameter``): a
     parameter sent apart has no type of its own there.
     """
-    if connection.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
-        return connection.cursor()
-    connection.ensure_connection()
-    raw = connection.connection
+    database = connections[DEFAULT_DB_ALIAS]  # once: each ``connection.x`` looks it up
+    if database.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
+        return database.cursor()
+    database.ensure_connection()
+    raw = database.connection
     if raw.prepare_threshold is None:
         # Django turns preparing off for the connection; ``prepare=True`` needs it on.
         # Its own (client-side binding) cursors never prepare either way.
         raw.prepare_threshold = NEVER_UNASKED
-    with connection.wrap_database_errors:
-        return connection._prepare_cursor(_preparing_cursor_class()(raw))
+    with database.wrap_database_errors:
+        return database._prepare_cursor(_preparing_cursor_class()(raw))
 
 
 # a statement is prepared when asked to (``PreparingCursor``), never after some count
