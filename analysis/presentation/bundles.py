@@ -60,10 +60,13 @@ def position_sentence(effect: dict, minimum: int) -> str:
             f"no test over {n:,} labels: it needs 3 labels at 2 positions or more, "
             "and labels that differ"
         )
+    rho = f"Spearman ρ = {_number(effect['spearman_rho'])} over {n:,} labels"
+    if not effect.get("permutations"):  # an analysis run with 0 resamples shuffles nothing
+        return f"{rho}; no permutation p-value (the analysis ran with 0 resamples)"
     clause = _p_clause(effect["permutation_p"], n, minimum)
     if not clause.startswith("no p"):
         clause = f"permutation {clause} ({effect['permutations']:,} shuffles)"
-    return f"Spearman ρ = {_number(effect['spearman_rho'])} over {n:,} labels; {clause}"
+    return f"{rho}; {clause}"
 
 
 def relation_sentence(relation: dict, minimum: int) -> str:

@@ -19,6 +19,7 @@ from django.utils import timezone
 from scipy.stats import entropy, friedmanchisquare, spearmanr
 
 from analysis.bundle_charts import BUNDLE_CAPTIONS
+from analysis.presentation.bundles import position_sentence
 from analysis.report_charts import report_figures
 from analysis.services.analyses import latest_report
 from annotation.models import Assignment, Label
@@ -329,6 +330,26 @@ def test_a_bundled_batch_without_labels_says_so_and_draws_nothing():
     assert "No bundle figures: no counted labels yet." in section_html(html, "bundles")
     assert not [section for section in SECTIONS if f'id="{section}"' in html]
     assert read_csv(client, batch.slug, "bundle_concordance") == []
+
+
+def test_the_test_of_no_trend_says_what_it_rests_on():
+    effect = {"positions": [0, 1], "n_labels": [2, 2], "mean_label": [2.0, 3.0],
+              "spearman_rho": 0.8944, "permutation_p": 0.31, "permutations": 200}  # fmt: skip
+    assert position_sentence(effect, 5) == (
+        "Spearman ρ = 0.894 over 4 labels; no p-value: too few (n = 4)"
+    )
+    effect["n_labels"] = [30, 30]
+    assert position_sentence(effect, 5) == (
+        "Spearman ρ = 0.894 over 60 labels; permutation p = 0.310 (200 shuffles)"
+    )
+    # bootstrap 0 asks for no resamples: the p of zero shuffles (1) is not a test
+    effect.update(permutations=0, permutation_p=1.0)
+    assert position_sentence(effect, 5) == (
+        "Spearman ρ = 0.894 over 60 labels; no permutation p-value (the analysis ran with "
+        "0 resamples)"
+    )
+    effect.update(spearman_rho=None, permutation_p=None)
+    assert position_sentence(effect, 5).startswith("no test over 60 labels")
 
 
 def test_a_hostile_bundle_key_is_escaped_on_the_page_and_in_the_csv():
