@@ -7,7 +7,9 @@ from collections import defaultdict
 import numpy as np
 
 from analysis.stats.bundles import (
+    distribution,
     idiosyncrasy,
+    idiosyncrasy_items,
     kendalls_w,
     position_effect,
     two_way_decomposition,
@@ -52,8 +54,12 @@ def bundle_section(batch: Batch, *, n_resamples: int = 1000, seed: int = 0) -> d
         for _, _, item, person, value, _ in members:
             table[people.index(person), items.index(item)] = value
         decomposition = two_way_decomposition(table)
-        for person, rho in zip(people, idiosyncrasy(table), strict=True):
-            per_person[person].append({"bundle": key, "spearman_with_others": rho})
+        for person, rho, shared in zip(
+            people, idiosyncrasy(table), idiosyncrasy_items(table), strict=True
+        ):
+            per_person[person].append(
+                {"bundle": key, "spearman_with_others": rho, "n_items": shared}
+            )
         counts = np.array(
             [
                 [np.sum(table[:, column] == value) for value in label_set]
@@ -83,6 +89,7 @@ def bundle_section(batch: Batch, *, n_resamples: int = 1000, seed: int = 0) -> d
         "bundle_by": batch.bundle_by,
         "bundle_order": batch.bundle_order,
         "position_effect": vars(effect),
+        "summary": _summary(bundles, per_person),
         "w_versus_entropy": {
             "n_bundles": relation.n,
             "spearman_rho": relation.r,
@@ -93,4 +100,25 @@ def bundle_section(batch: Batch, *, n_resamples: int = 1000, seed: int = 0) -> d
         "participants": [
             {"annotator": person, "bundles": entries} for person, entries in per_person.items()
         ],
+    }
+
+
+def _summary(bundles: list[dict], per_person: dict[str, list]) -> dict:
+    """How each per-bundle figure spreads over the bundles, and the idiosyncrasy over every
+    (participant, bundle); ``None`` where no value is defined."""
+
+    def spread(values) -> dict | None:
+        found = distribution(values)
+        return None if found is None else vars(found)
+
+    decompositions = [entry["two_way"] or {} for entry in bundles]
+    return {
+        "kendalls_w": spread(entry["kendalls_w"] for entry in bundles),
+        **{
+            key: spread(figures.get(key) for figures in decompositions)
+            for key in ("participant_share", "icc_2_1", "icc_3_1")
+        },
+        "spearman_with_others": spread(
+            entry["spearman_with_others"] for entries in per_person.values() for entry in entries
+        ),
     }

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis import plots, presentation
+from analysis.bundle_charts import bundle_charts
 from analysis.loading import load_items, load_scores
 from analysis.report_kind import compares_two
 from annotation.models import Batch
@@ -200,8 +201,13 @@ def _report_sources(report: dict) -> list[str]:
 
 
 def report_figures(batch: Batch, report: dict) -> dict[str, ReportChart]:
-    """Every chart of the report, the scatter plot included, by key."""
+    """Every chart of the report, the scatter plot and a bundled batch's charts included,
+    by key."""
     figures = {chart.key: chart for chart in _report_charts(report)}
+    for chart in bundle_charts(report):
+        figures[chart.key] = ReportChart(
+            chart.key, chart.title, chart.caption, "half", chart.drawing
+        )
     scatter = scatter_figure(batch, report)
     if scatter is not None:
         figures["scatter"] = ReportChart(

@@ -28,6 +28,30 @@ urlpatterns = [
         name="manage-report-annotators",
     ),
     path(
+        "manage/<slug:slug>/report/bundle_positions.csv",
+        views.report_table_csv,
+        {"table": "bundle_positions"},
+        name="manage-report-bundle-positions",
+    ),
+    path(
+        "manage/<slug:slug>/report/bundle_concordance.csv",
+        views.report_table_csv,
+        {"table": "bundle_concordance"},
+        name="manage-report-bundle-concordance",
+    ),
+    path(
+        "manage/<slug:slug>/report/bundle_decomposition.csv",
+        views.report_table_csv,
+        {"table": "bundle_decomposition"},
+        name="manage-report-bundle-decomposition",
+    ),
+    path(
+        "manage/<slug:slug>/report/bundle_participants.csv",
+        views.report_table_csv,
+        {"table": "bundle_participants"},
+        name="manage-report-bundle-participants",
+    ),
+    path(
         "manage/<slug:slug>/report/categories.csv",
         views.report_table_csv,
         {"table": "categories"},

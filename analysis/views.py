@@ -4,7 +4,8 @@ Researchers and admins (``analysis.access.can_analyse``) see the newest finished
 a batch:
 summary and agreement figures, the headline comparison of model–human Spearman ρ on the
 full set against the similar-quality and high-disagreement subsets, the figures by category,
-charts (inline SVG from ``analysis.plots``), the item and annotator tables, and downloads
+charts (inline SVG from ``analysis.plots``), the item and annotator tables, a bundled
+batch's bundle sections (``analysis.bundle_charts``, ``presentation.bundles``), and downloads
 (the report JSON, the CSV tables of ``REPORT_TABLES``, and every chart as SVG and PDF, one
 by one or all in a zip). ``?category=`` / ``?subcategory=`` narrow the item table and the
 category table to those items (the category filter of every staff page). Without a report
@@ -36,6 +37,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from analysis import plots, presentation
 from analysis.access import can_analyse
+from analysis.bundle_charts import page_bundle_charts
 from analysis.report_charts import CAPTIONS, page_charts, report_figures, scatter_figure
 from analysis.report_kind import compares_two
 from analysis.selectors import coverage as score_coverage
@@ -155,6 +157,9 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
                 "annotator_rows": presentation.annotator_rows(report, ANNOTATOR_ROWS_SHOWN),
                 "n_annotators_total": len(report.get("annotators", [])),
                 "annotators_capped": len(report.get("annotators", [])) > ANNOTATOR_ROWS_SHOWN,
+                "bundles": presentation.bundles(
+                    report, page_bundle_charts(job, report), ANNOTATOR_ROWS_SHOWN
+                ),
             }
         )
     return render(request, "analysis/report.html", context)
@@ -218,6 +223,10 @@ REPORT_TABLES = {
     "items": presentation.item_table,
     "correlations": presentation.correlation_table,
     "annotators": presentation.annotator_table,
+    "bundle_positions": presentation.bundle_position_table,
+    "bundle_concordance": presentation.bundle_concordance_table,
+    "bundle_decomposition": presentation.bundle_decomposition_table,
+    "bundle_participants": presentation.bundle_idiosyncrasy_table,
     "categories": presentation.category_table,
     "category_correlations": presentation.category_correlation_table,
     "category_annotators": presentation.category_annotator_table,

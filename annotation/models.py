@@ -417,6 +417,10 @@ class Participation(models.Model):
     # done), and why the annotator was excluded when a policy did it
     next_check_after = models.PositiveIntegerField(null=True, blank=True)
     next_repeat_after = models.PositiveIntegerField(null=True, blank=True)
+    # the participant's labels of regular items (counted, surplus or excluded): what
+    # quotas, progress and due checks count; written only by annotation.services.labelling
+    # with each label it stores, so that asking for work never counts label rows
+    regular_labels = models.PositiveIntegerField(default=0, db_default=0)
     excluded_automatically = models.BooleanField(default=False, db_default=False)
     exclusion_reason = models.TextField(blank=True, default="", db_default="")
     # integrity: where the participation was opened, and the browser it is bound to

@@ -9,14 +9,13 @@ until the entry view narrows it to the batch's.
 """
 
 from django.http import HttpRequest, HttpResponse
-from django.urls import Resolver404, resolve
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
 
 from annotation import worker_session
 from annotation.services.languages import match, parse_accept_language, shipped
 
-# the URL names of the worker's pages and API calls (annotation/urls.py, api/urls.py)
+# the URL names of the worker's pages and API calls (annotation/worker_urls.py)
 WORKER_URL_NAMES = frozenset(
     {
         "work-entry",
@@ -42,22 +41,36 @@ def browser_language(accept_language: str) -> str:
 
 
 class ParticipantLanguageMiddleware:
+    """Activates the participant's language for the worker's views only.
+
+    It decides in ``process_view``, from the URL Django has just resolved
+    (``request.resolver_match``), rather than resolving the path a second time: the
+    worker's API calls are the busiest requests the platform serves."""
+
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        try:
-            found = resolve(request.path_info)
-        except Resolver404:
-            found = None
-        if found is None or found.url_name not in WORKER_URL_NAMES:
-            return self.get_response(request)
-        language = worker_session.language_for_batch(
-            request.session, found.kwargs.get("slug")
-        ) or browser_language(request.headers.get("Accept-Language", ""))
-        with translation.override(language):
-            response = self.get_response(request)
-            # the view may have settled another language (the entry page)
-            response.headers.setdefault("Content-Language", translation.get_language())
+        before = translation.get_language()
+        response = self.get_response(request)
+        if getattr(request, "_participant_language", None) is None:
+            return response
+        # the view may have settled another language (the entry page)
+        response.headers.setdefault("Content-Language", translation.get_language())
         patch_vary_headers(response, ("Accept-Language",))
+        if before is None:
+            translation.deactivate()
+        else:
+            translation.activate(before)  # what translation.override would restore
         return response
+
+    def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs):
+        found = request.resolver_match
+        if found is None or found.url_name not in WORKER_URL_NAMES:
+            return None
+        language = worker_session.language_for_batch(
+            request.session, view_kwargs.get("slug")
+        ) or browser_language(request.headers.get("Accept-Language", ""))
+        request._participant_language = language
+        translation.activate(language)
+        return None

@@ -1,14 +1,8 @@
 from django.urls import path
 
-from annotation.views import item_review, staff_annotators, staff_pages, worker
+from annotation.views import item_review, staff_annotators, staff_pages
 
 urlpatterns = [
-    path("work/<slug:slug>/", worker.entry, name="work-entry"),
-    path("work/<slug:slug>/consent", worker.consent, name="work-consent"),
-    path("work/<slug:slug>/questionnaire", worker.questionnaire, name="work-questionnaire"),
-    path("work/<slug:slug>/switch", worker.switch_browser, name="work-switch"),
-    path("work/<slug:slug>/task", worker.task, name="work-task"),
-    path("jsi18n/<str:language>/", worker.script_catalog, name="javascript-catalog"),
     # admin pages for project admins and researchers (login + role)
     path("manage/", staff_pages.batch_list, name="manage-batches"),
     path("manage/new", staff_pages.batch_new, name="manage-batch-new"),

@@ -76,10 +76,11 @@ MIDDLEWARE = [
     "core.http.limits.RequestLimitsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # the worker pages and the worker API in the participant's language (staff: English);
+    # before CSRF, so that a refusal there is worded in it too
+    "annotation.participant_language.ParticipantLanguageMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # the worker pages and the worker API in the participant's language (staff: English)
-    "annotation.participant_language.ParticipantLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.http.errors.ErrorResponseMiddleware",
@@ -130,6 +131,9 @@ def database_settings() -> dict:
         # no failed request.
         config["CONN_MAX_AGE"] = 0  # Django's pool replaces persistent connections
         config["CONN_HEALTH_CHECKS"] = env_flag("CONN_HEALTH_CHECKS", True)
+        # Django's backend, checking a pooled connection's socket instead of sending it
+        # an empty query before each request (core/postgresql/base.py)
+        config["ENGINE"] = "core.postgresql"
         config.setdefault("OPTIONS", {})["pool"] = {
             "min_size": int(os.environ.get("DATABASE_POOL_MIN_SIZE", "1")),
             "max_size": int(os.environ.get("DATABASE_POOL_MAX_SIZE", "4")),
@@ -155,6 +159,33 @@ def database_settings() -> dict:
 
 
 DATABASES = {"default": database_settings()}
+# Behind a pooler in transaction mode (PgBouncer's pool_mode = transaction) a server
+# connection passes from client to client between transactions, so nothing may outlive
+# one: Django's server-side cursors are turned off, the hot statements are not prepared
+# unless asked (DATABASE_PREPARED_STATEMENTS; PgBouncer 1.21 and later can carry them
+# with max_prepared_statements), and what does outlive a transaction — the exports'
+# cursors, the migrations' lock — goes through DATABASE_DIRECT_URL: PostgreSQL itself.
+DATABASE_TRANSACTION_POOLING = env_flag("DATABASE_TRANSACTION_POOLING", False)
+# The crowdworker's hot statements run prepared on PostgreSQL (annotation.services.sql).
+DATABASE_PREPARED_STATEMENTS = env_flag(
+    "DATABASE_PREPARED_STATEMENTS", not DATABASE_TRANSACTION_POOLING
+)
+# the connection for what outlives a transaction (the exports' cursors, the migrations'
+# advisory lock): PostgreSQL itself, never a transaction pooler
+DIRECT_DATABASE = "default"
+if DATABASE_TRANSACTION_POOLING:
+    if DATABASES["default"]["ENGINE"] not in ("django.db.backends.postgresql", "core.postgresql"):
+        raise ImproperlyConfigured("DATABASE_TRANSACTION_POOLING=1 needs a PostgreSQL DATABASE_URL")
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    direct_url = os.environ.get("DATABASE_DIRECT_URL", "").strip()
+    if not direct_url:
+        raise ImproperlyConfigured(
+            "DATABASE_TRANSACTION_POOLING=1 needs DATABASE_DIRECT_URL, a connection to "
+            "PostgreSQL that bypasses the pooler, for the exports' cursors and the migrations' "
+            "lock (README, Deployment)"
+        )
+    DATABASES["direct"] = dj_database_url.parse(direct_url, conn_max_age=0)
+    DIRECT_DATABASE = "direct"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Logins are throttled per account and per client address (core.logins).
@@ -435,11 +466,7 @@ CACHES = {
 # sessions (a Redis outage falls back to the database). Without Redis, the database
 # alone: per-process caches could hand one process a stale copy of a session another
 # process changed.
-SESSION_ENGINE = (
-    "django.contrib.sessions.backends.cached_db"
-    if REDIS_URL
-    else "django.contrib.sessions.backends.db"
-)
+SESSION_ENGINE = "core.session_engines.cached_db" if REDIS_URL else "core.session_engines.db"
 
 LOGGING = {
     "version": 1,

@@ -8,6 +8,7 @@ from core.http.headers import allow_inline_styles
 from core.logins.views import ThrottledLoginView
 
 urlpatterns = [
+    path("", include("annotation.worker_urls")),  # first: the crowd's requests (its docstring)
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("favicon.ico", favicon, name="favicon"),

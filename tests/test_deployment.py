@@ -20,7 +20,17 @@ def compose():
 
 
 def test_every_service_is_declared(compose):
-    assert set(compose["services"]) == {"proxy", "web", "worker", "beat", "db", "redis"}
+    assert set(compose["services"]) == {
+        "proxy", "web", "worker", "beat", "db", "redis", "pgbouncer"
+    }  # fmt: skip
+    # PgBouncer only with its profile, in transaction mode, in front of the database
+    bouncer = compose["services"]["pgbouncer"]
+    assert bouncer["profiles"] == ["pgbouncer"]
+    ini = (COMPOSE.parent / "deploy" / "pgbouncer" / "pgbouncer.ini").read_text()
+    assert "pool_mode = transaction" in ini and "host=db port=5432" in ini
+    environment = compose["services"]["web"]["environment"]
+    assert "${DATABASE_HOST:-db}" in environment["DATABASE_URL"]
+    assert environment["DATABASE_DIRECT_URL"].endswith("@db:5432/judgments")
 
 
 def test_only_the_proxy_is_published(compose):

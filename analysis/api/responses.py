@@ -7,6 +7,7 @@ Schema only: ``GET /api/v1/batches/<slug>/report`` answers with the stored repor
 from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
+from analysis.api.bundle_responses import ReportBundles
 from annotation.kinds import kinds_reading
 
 
@@ -145,6 +146,9 @@ class ReportResponse(serializers.Serializer):
     )
     by_category = ReportCategory(
         many=True, help_text="Per category, then its sub-categories ([] without categories)."
+    )
+    bundles = ReportBundles(
+        required=False, help_text="Only in the report of a bundled batch (ANALYSIS.md, Bundles)."
     )
 
 

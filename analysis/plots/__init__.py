@@ -7,7 +7,8 @@ figures" writes ``Drawing.file("svg" | "pdf")``, standalone files for a paper. E
 ``correlation_chart`` and ``score_scatter`` return the inline SVG itself.
 
 One module per family of figures (``base``: the plumbing and the colours; ``items``;
-``correlations``; ``rankings``; ``scatter``); this package's names are the public ones.
+``correlations``; ``rankings``; ``scatter``; ``bundles``); this package's names are the
+public ones.
 
 * Only the object-oriented ``Figure`` API (no pyplot, no global figure manager); rcParams
   are set per chart inside ``rc_context`` under a lock, so concurrent requests neither
@@ -55,6 +56,14 @@ from analysis.plots.base import (
     kind_colour,
     source_colours,
     source_slots,
+)
+from analysis.plots.bundles import (
+    BUNDLE_COLOURS,
+    concordance_drawing,
+    concordance_entropy_drawing,
+    decomposition_drawing,
+    idiosyncrasy_drawing,
+    position_drawing,
 )
 from analysis.plots.correlations import (
     SubsetFamily,
@@ -123,4 +132,10 @@ __all__ = [
     "ScatterPanel",
     "scatter_drawing",
     "score_scatter",
+    "BUNDLE_COLOURS",
+    "position_drawing",
+    "concordance_drawing",
+    "concordance_entropy_drawing",
+    "decomposition_drawing",
+    "idiosyncrasy_drawing",
 ]

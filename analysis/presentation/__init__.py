@@ -10,8 +10,9 @@ The CSV tables are ``(columns, rows)`` with each row a list in column order;
 (``annotation.services.exporting.csv_chunks``: CRLF line ends, formula cells neutralised).
 
 One module per section of the page (``base``: numbers and column lists; ``headline``;
-``pages``: the page's tables; ``tables``: the CSV downloads; ``rankings``; ``calibration``);
-this package's names are the public ones."""
+``pages``: the page's tables; ``tables``: the CSV downloads; ``rankings``; ``calibration``;
+``bundles``: a bundled batch's sections and tables); this package's names are the public
+ones."""
 
 from analysis.presentation.base import (
     AGREEMENT_FIGURES,
@@ -21,6 +22,13 @@ from analysis.presentation.base import (
     fmt,
     min_p_value_n,
     subset_sizes,
+)
+from analysis.presentation.bundles import (
+    bundle_concordance_table,
+    bundle_decomposition_table,
+    bundle_idiosyncrasy_table,
+    bundle_position_table,
+    bundles,
 )
 from analysis.presentation.calibration import (
     CALIBRATION_COLUMNS,
@@ -85,6 +93,11 @@ __all__ = [
     "agreement",
     "annotator_rows",
     "annotator_table",
+    "bundle_concordance_table",
+    "bundle_decomposition_table",
+    "bundle_idiosyncrasy_table",
+    "bundle_position_table",
+    "bundles",
     "calibration",
     "calibration_table",
     "category_annotator_table",

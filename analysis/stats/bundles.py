@@ -19,7 +19,10 @@ participant × item table.
   k participants;
 * ``idiosyncrasy`` — per participant, Spearman's ρ of their labels with the mean of the
   other participants' labels of the same items (leave one out): low means "this person
-  ranks the alternatives their own way".
+  ranks the alternatives their own way"; ``idiosyncrasy_items`` — how many items each ρ
+  rests on;
+* ``distribution`` — how a per-bundle (or per-participant) figure spreads: its number of
+  defined values, mean, median, quartiles and range, for the report's summaries.
 
 Pure: numpy and scipy only. A table holds one row per participant and one column per
 item of the bundle, ``NaN`` where a participant has no label; the functions use the
@@ -151,21 +154,64 @@ def two_way_decomposition(table: np.ndarray) -> TwoWay | None:
     )
 
 
-def idiosyncrasy(table: np.ndarray) -> list[float | None]:
-    """Per row of ``table`` (every participant, complete or not): Spearman's ρ over the
-    items they labelled between their labels and the mean of the others' labels of the
-    same items; ``None`` with fewer than 3 such items, no other participant, or no
-    variation on either side."""
+def _shared_with_others(table: np.ndarray):
+    """Per row: the row, the mean of the other rows' labels of each item (``NaN`` where no
+    other row has one) and the items both have."""
     table = np.asarray(table, dtype=float)
-    results: list[float | None] = []
     for index, row in enumerate(table):
         others = np.delete(table, index, axis=0)
         with np.errstate(invalid="ignore"):
             counts = (~np.isnan(others)).sum(axis=0)
             means = np.where(counts > 0, np.nansum(others, axis=0) / np.maximum(counts, 1), np.nan)
-        usable = ~np.isnan(row) & ~np.isnan(means)
+        yield row, means, ~np.isnan(row) & ~np.isnan(means)
+
+
+def idiosyncrasy(table: np.ndarray) -> list[float | None]:
+    """Per row of ``table`` (every participant, complete or not): Spearman's ρ over the
+    items they labelled between their labels and the mean of the others' labels of the
+    same items; ``None`` with fewer than 3 such items, no other participant, or no
+    variation on either side."""
+    results: list[float | None] = []
+    for row, means, usable in _shared_with_others(table):
         if usable.sum() < 3 or np.ptp(row[usable]) == 0 or np.ptp(means[usable]) == 0:
             results.append(None)
             continue
         results.append(float(spearmanr(row[usable], means[usable]).statistic))
     return results
+
+
+def idiosyncrasy_items(table: np.ndarray) -> list[int]:
+    """Per row of ``table``: the number of items its ``idiosyncrasy`` ρ is taken over (those
+    the participant labelled and at least one other participant labelled too)."""
+    return [int(usable.sum()) for _, _, usable in _shared_with_others(table)]
+
+
+@dataclass(frozen=True)
+class Distribution:
+    n: int
+    mean: float
+    median: float
+    q1: float
+    q3: float
+    low: float
+    high: float
+
+
+def distribution(values) -> Distribution | None:
+    """Over the defined values (``None`` and ``NaN`` left out): their number ``n``, mean,
+    median, first and third quartiles (``np.percentile``, linear interpolation) and range;
+    ``None`` when no value is defined."""
+    finite = np.array([np.nan if value is None else value for value in values], dtype=float)
+    finite = finite[np.isfinite(finite)]
+    if finite.size == 0:
+        return None
+    q1, median, q3 = np.percentile(finite, [25, 50, 75])
+    return Distribution(
+        n=int(finite.size),
+        mean=float(finite.mean()),
+        median=float(median),
+        q1=float(q1),
+        q3=float(q3),
+        low=float(finite.min()),
+        high=float(finite.max()),
+    )

@@ -1,20 +1,8 @@
 from django.urls import path
 
-from annotation.api import exports, staff, worker
+from annotation.api import exports, staff
 
 urlpatterns = [
-    # crowdworker flow (session opened by the entry page)
-    path("work/<slug:slug>/next", worker.NextItemView.as_view(), name="api-work-next"),
-    path(
-        "assignments/<str:assignment_id>/label",
-        worker.SubmitLabelView.as_view(),
-        name="api-assignment-label",
-    ),
-    path(
-        "assignments/<str:assignment_id>/heartbeat",
-        worker.HeartbeatView.as_view(),
-        name="api-assignment-heartbeat",
-    ),
     # researchers and admins (token or staff session)
     path("batches/", staff.BatchListView.as_view(), name="api-batches"),
     path("batches/<slug:slug>/", staff.BatchDetailView.as_view(), name="api-batch"),

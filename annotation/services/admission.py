@@ -25,12 +25,10 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation.models import (
-    REGULAR_STATUSES,
     Assignment,
     AssignmentState,
     Batch,
     Item,
-    Label,
     Participation,
 )
 from annotation.services import bundles
@@ -120,26 +118,32 @@ def _bounded_seconds(moment: datetime | None, now: datetime) -> int:
     return int(min(max(seconds, low), high))
 
 
-def admit(batch: Batch, participation: Participation, now: datetime | None = None) -> str:
+def admit(
+    batch: Batch, participation: Participation, now: datetime | None = None, *, known=None
+) -> str:
     """Whether this worker can get an item now (``Admission.OPEN``) or why not.
 
     The caller gives back the batch's expired leases first (``entry.enter`` does), so an
-    expired lease never makes the batch look full."""
+    expired lease never makes the batch look full. ``known`` is what the caller read at
+    ``now`` in one query (``work_state.EntryState``): whether the worker holds a lease and
+    whether a slot they could take is free; without it, both are asked here."""
     now = now or timezone.now()
     if participation.status == Participation.Status.EXCLUDED:
         return Admission.EXCLUDED
     annotator_id = participation.annotator_id
-    done = Label.objects.filter(
-        batch=batch, annotator_id=annotator_id, status__in=REGULAR_STATUSES
-    ).count()
+    done = participation.regular_labels
     if batch.quota_per_annotator is not None and done >= batch.quota_per_annotator:
         return Admission.QUOTA
-    holds_lease = Assignment.objects.filter(
-        batch=batch, annotator_id=annotator_id, state=AssignmentState.OPEN, expires_at__gt=now
-    ).exists()
+    if known is not None:
+        holds_lease = known.holds_lease
+    else:
+        holds_lease = Assignment.objects.filter(
+            batch=batch, annotator_id=annotator_id, state=AssignmentState.OPEN, expires_at__gt=now
+        ).exists()
     if holds_lease:
         return Admission.OPEN
-    left = work_left(batch, annotator_id)
+    takeable = known is not None and known.takeable
+    left = WorkLeft.TAKEABLE if takeable else work_left(batch, annotator_id)
     if left == WorkLeft.HELD:
         return Admission.WAIT
     if left != WorkLeft.TAKEABLE:

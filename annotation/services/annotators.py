@@ -1,6 +1,8 @@
 """Identifying annotators and their membership of a batch."""
 
-from django.db import IntegrityError, transaction
+from contextlib import nullcontext
+
+from django.db import IntegrityError, connection, transaction
 
 from annotation.models import (
     Annotator,
@@ -36,7 +38,7 @@ def identify_annotator(platform: str, platform_id: str) -> Annotator:
     if existing:
         return existing
     try:
-        with transaction.atomic():
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
             return Annotator.objects.create(platform=platform, platform_id=platform_id)
     except IntegrityError:
         # Two first requests of the same person raced; the other one created the row.
@@ -50,10 +52,13 @@ def join_batch(
     *,
     client_ip: str | None = None,
     device_id: str = "",
+    browser_key: str = "",
+    language: str = "",
 ) -> Participation:
     """Record that the annotator entered the batch (idempotent); keeps the first entry's
     params, client address and device cookie (the annotators page flags ids that share
-    an address or a device).
+    an address or a device), and the browser it is bound to and the language chosen for
+    it, when the caller knows them (``entry.enter``).
 
     Raises ``InvalidInput`` naming an entry parameter (``STUDY_ID``, ``assignmentId``...)
     that holds a control character.
@@ -61,17 +66,18 @@ def join_batch(
     for name, value in (entry_params or {}).items():
         check_text("entry parameter name", str(name))
         check_text(str(name), value)
-    participation = Participation.objects.filter(batch=batch, annotator=annotator).first()
-    if participation:
-        return participation
     try:
-        with transaction.atomic():
+        # one INSERT (a newcomer is the common case); a twin request that got there
+        # first is found after the unique constraint refused this one
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
             return Participation.objects.create(
                 batch=batch,
                 annotator=annotator,
                 entry_params=entry_params or {},
                 entry_ip=client_ip or None,
                 device_id=(device_id or "")[:64],
+                browser_key=browser_key,
+                language=language,
             )
     except IntegrityError:
         return Participation.objects.get(batch=batch, annotator=annotator)

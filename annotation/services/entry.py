@@ -31,7 +31,8 @@ from annotation.models import Assignment, AssignmentState, Batch, Participation
 from annotation.services import admission
 from annotation.services.admission import Admission
 from annotation.services.annotators import identify_annotator, join_batch
-from annotation.services.leasing import LEASE_FIELDS, expire_leases, regular_done, release_leases
+from annotation.services.leasing import LEASE_FIELDS, expire_leases, release_leases
+from annotation.services.work_state import read_entry_state
 from core import audit, ratelimit
 from core.audit import Actor
 from core.locking import lock_rows
@@ -67,14 +68,23 @@ def enter(
     browser_key: str,
     client_ip: str | None = None,
     device_id: str = "",
+    language: str = "",
 ) -> EntryDecision:
-    """Identify the worker and decide the page they see (see the module docstring)."""
+    """Identify the worker and decide the page they see (see the module docstring).
+
+    What the decision needs is read in one query (``read_entry_state``); a newcomer is
+    joined with this browser's key and their ``language`` (the batch's language their
+    browser asks for) in the one statement that records them."""
     annotator = identify_annotator(platform, worker_id)
     now = timezone.now()
-    expire_leases(batch=batch, now=now)
-    participation = Participation.objects.filter(batch=batch, annotator=annotator).first()
+    known = read_entry_state(batch, annotator.pk, now)
+    if known.stale_leases:
+        expire_leases(batch=batch, now=now)
+        known = read_entry_state(batch, annotator.pk, now)
+    participation = known.participation
     if participation is None:
-        decision = admission.admit(batch, Participation(batch=batch, annotator=annotator), now)
+        newcomer = Participation(batch=batch, annotator=annotator)
+        decision = admission.admit(batch, newcomer, now, known=known)
         if decision == Admission.FULL:
             return EntryDecision(Page.FULL, None)
         if decision == Admission.WAIT:
@@ -87,21 +97,31 @@ def enter(
         if _over_entry_limit(client_ip):
             return EntryDecision(Page.LIMITED, None)
         participation = join_batch(
-            batch, annotator, entry_params, client_ip=client_ip, device_id=device_id
+            batch,
+            annotator,
+            entry_params,
+            client_ip=client_ip,
+            device_id=device_id,
+            browser_key=browser_key,
+            language=language,
         )
+    participation.annotator = annotator  # read above: the pages ask for its platform
     if not participation.browser_key:
         participation = _bind(participation, browser_key)
     if participation.browser_key != browser_key:
         return EntryDecision(Page.ELSEWHERE, participation)
     return EntryDecision(
-        next_page(batch, participation), participation, _done(batch, participation)
+        next_page(batch, participation, known=known),
+        participation,
+        _done(batch, participation),
     )
 
 
-def next_page(batch: Batch, participation: Participation) -> str:
+def next_page(batch: Batch, participation: Participation, *, known=None) -> str:
     """Where a worker who entered goes now. One who already joined and must wait for a
-    slot goes on to the rating page, which waits and asks again by itself."""
-    decision = admission.admit(batch, participation)
+    slot goes on to the rating page, which waits and asks again by itself. ``known``: the
+    ``EntryState`` read in this request, if any."""
+    decision = admission.admit(batch, participation, known=known)
     if decision == Admission.EXCLUDED:
         return Page.SCREENED_OUT
     if decision in (Admission.DONE, Admission.QUOTA, Admission.FULL):
@@ -159,7 +179,7 @@ def _bind(participation: Participation, browser_key: str) -> Participation:
 
 
 def _done(batch: Batch, participation: Participation) -> int:
-    return regular_done(batch, participation.annotator_id)
+    return participation.regular_labels
 
 
 def _over_entry_limit(client_ip: str | None) -> bool:

@@ -5,12 +5,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.formats import number_format
 from django.utils.translation import gettext, gettext_lazy
 
 from annotation.kinds.base import CleanLabel
 from annotation.models import (
+    REGULAR_STATUSES,
     Annotator,
     Assignment,
     AssignmentState,
@@ -182,12 +184,23 @@ def submit_label(
             duration_ms=duration_ms,
             submitted_at=now,
         )
+        if status in REGULAR_STATUSES:
+            count_regular_label(assignment.batch_id, annotator.pk)
         assignment.state = AssignmentState.SUBMITTED
         assignment.submitted_at = now
         assignment.save(update_fields=["state", "submitted_at"])
     if status != LabelStatus.REPEAT:
         policies.apply_policies(batch, annotator.pk)
     return SubmitOutcome(status, True, label)
+
+
+def count_regular_label(batch_pk: int, annotator_pk: int) -> None:
+    """One more regular label of the participant (``Participation.regular_labels``): the
+    locked path's twin of what ``slots.count_label_in_one_statement`` does in its
+    statement; the two are the only writers of that column."""
+    Participation.objects.filter(batch_id=batch_pk, annotator_id=annotator_pk).update(
+        regular_labels=F("regular_labels") + 1
+    )
 
 
 def _submit_in_one_statement(
@@ -207,7 +220,7 @@ def _submit_in_one_statement(
     excluded): the locked path then decides, as for any other submission."""
     if connection.vendor != "postgresql":
         return None
-    with connection.cursor() as cursor:
+    with sql.cursor() as cursor:
         cursor.execute(_lease_sql(), {"assignment": assignment_pk, "annotator": annotator.pk})
         row = cursor.fetchone()
     if row is None:

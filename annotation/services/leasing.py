@@ -47,12 +47,10 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from annotation.models import (
-    REGULAR_STATUSES,
     Assignment,
     AssignmentState,
     Batch,
     BatchState,
-    Label,
     Participation,
     Purpose,
 )
@@ -88,7 +86,6 @@ __all__ = [
     "lease_next_item",
     "participation_for_work",
     "read_work_state",
-    "regular_done",
     "release_leases",
     "work_state_fields",
 ]
@@ -245,7 +242,7 @@ def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> 
         with transaction.atomic():
             participation = _lock_participation(participation)
             annotator_id = participation.annotator_id
-            done = regular_done(batch, annotator_id)
+            done = participation.regular_labels
             if participation.status == Participation.Status.EXCLUDED:
                 return LeaseOutcome(None, NoWorkReason.EXCLUDED, done, quota)
             current = (
@@ -297,13 +294,6 @@ def _bundle_quota_reached(batch: Batch, annotator_id: int) -> bool:
     if not limit or not bundles.is_bundled(batch):
         return False
     return bundles.bundles_taken(batch, annotator_id) >= limit
-
-
-def regular_done(batch: Batch, annotator_id: int) -> int:
-    """The annotator's labels of regular items (what quotas and progress count)."""
-    return Label.objects.filter(
-        batch=batch, annotator_id=annotator_id, status__in=REGULAR_STATUSES
-    ).count()
 
 
 def _lock_participation(participation: Participation) -> Participation:

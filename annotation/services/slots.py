@@ -32,10 +32,10 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 
-from django.db import connection
 from django.db.models import F, Max, Q
 
 from annotation.models import Assignment, Batch, Item, Label, Participation
+from annotation.services import sql
 from core.errors import Conflict
 
 # Columns and values of a new item's counters (the importer's multi-row INSERT).
@@ -131,7 +131,7 @@ def lease_in_one_statement(
         if comparison
         else "''"
     )
-    sql = f"""
+    statement = f"""
         WITH seen AS (
             UPDATE {participation} SET last_seen_at = %(now)s
             WHERE id = %(participation)s AND status = 'active'
@@ -177,8 +177,8 @@ def lease_in_one_statement(
         "assignment": assignment_pk,
         "tie": tie,
     }
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    with sql.cursor() as cursor:
+        cursor.execute(statement, params)
         row = cursor.fetchone()
     return (row[0], row[1]) if row else None
 
@@ -191,8 +191,9 @@ def count_label_in_one_statement(
     now: datetime,
 ) -> int | None:
     """PostgreSQL: store the label of an open regular lease as ``counted`` in **one**
-    statement: the lease becomes submitted, its reserved slot counted, and the label row
-    is inserted (``label``: the ``Label`` columns other than the assignment, its batch,
+    statement: the lease becomes submitted, its reserved slot counted, the participant's
+    ``regular_labels`` counted up (as ``labelling`` does on its locked path), and the label
+    row is inserted (``label``: the ``Label`` columns other than the assignment, its batch,
     item, annotator, order, position in a bundle, status and time, which come from the
     lease).
 
@@ -207,7 +208,8 @@ def count_label_in_one_statement(
     participation = Participation._meta.db_table
     label_table = Label._meta.db_table
     columns = sorted(label)
-    sql = f"""
+    values = [sql.typed_parameter(Label, column, f"label_{column}") for column in columns]
+    statement = f"""
         WITH submitted AS (
             UPDATE {assignment} a SET state = 'submitted', submitted_at = %(now)s
             WHERE a.id = %(assignment)s AND a.annotator_id = %(annotator)s
@@ -222,20 +224,24 @@ def count_label_in_one_statement(
             UPDATE {item} i SET counted_count = i.counted_count + 1
             FROM submitted s WHERE i.id = s.item_id
             RETURNING i.id
+        ), tallied AS (
+            UPDATE {participation} p SET regular_labels = p.regular_labels + 1
+            FROM submitted s
+            WHERE p.batch_id = s.batch_id AND p.annotator_id = %(annotator)s
         )
         INSERT INTO {label_table}
             (assignment_id, batch_id, item_id, annotator_id, status, shown_order,
              position_in_bundle, submitted_at, {", ".join(columns)})
         SELECT s.id, s.batch_id, s.item_id, %(annotator)s, 'counted', s.shown_order,
                s.position_in_bundle, %(now)s,
-               {", ".join(f"%(label_{column})s" for column in columns)}
+               {", ".join(values)}
         FROM submitted s JOIN counted c ON c.id = s.item_id
         RETURNING id
     """
     params = {"now": now, "assignment": assignment_pk, "annotator": annotator_pk}
     params.update({f"label_{column}": value for column, value in label.items()})
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    with sql.cursor() as cursor:
+        cursor.execute(statement, params)
         row = cursor.fetchone()
     return row[0] if row else None
 

@@ -4,13 +4,15 @@ The crowdworker's ``next`` and ``label`` requests run a handful of statements ea
 together by Django's query compiler on every request, they cost the web process more CPU
 than the database spent answering them (bench/crowd), so those few statements are written
 once per process from the models' own tables and columns (``statement``) and their rows
-turned into model instances exactly as the ORM would (``instance``).
+turned into model instances exactly as the ORM would (``instance``). On PostgreSQL they
+run as prepared statements (``cursor``).
 """
 
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 
-from django.db import connection
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
 
 
@@ -39,26 +41,83 @@ def instance(model: type[Model], values: Sequence) -> Model:
     """A model instance from the values of ``select_list(model, ...)``, converted by the
     database backend and the fields (dates on SQLite, JSON fields) as the ORM converts
     them; the instance is marked as loaded from the database."""
-    attnames, converted_columns = _layout(model, connection.vendor)
+    database = connections[DEFAULT_DB_ALIAS]  # once: each ``connection.x`` looks it up
+    attnames, converters = _layout(model, database)
     converted = list(values)
-    for index, column in converted_columns:
+    for index, column, functions in converters:
         value = converted[index]
-        for function in connection.ops.get_db_converters(column) + column.get_db_converters(
-            connection
-        ):
-            value = function(value, column, connection)
+        for function in functions:
+            value = function(value, column, database)
         converted[index] = value
-    return model.from_db(connection.alias, attnames, converted)
+    return model.from_db(database.alias, attnames, converted)
 
 
-@cache
-def _layout(model: type[Model], vendor: str) -> tuple[list[str], list[tuple]]:
-    """The model's attribute names, and (position, column) of the fields whose values
-    this database vendor's rows need converted — worked out once per process (the
-    converters themselves are the current connection's, looked up per row)."""
+@lru_cache(maxsize=64)
+def _layout(model: type[Model], database) -> tuple[list[str], list[tuple]]:
+    """The model's attribute names, and (position, column, converters) of the fields
+    whose values this connection's rows need converted — worked out once per process and
+    connection object (Django keeps one per thread and alias)."""
     needed = []
     for index, field in enumerate(columns(model)):
         column = field.get_col(model._meta.db_table)
-        if connection.ops.get_db_converters(column) + column.get_db_converters(connection):
-            needed.append((index, column))
+        functions = database.ops.get_db_converters(column) + column.get_db_converters(database)
+        if functions:
+            needed.append((index, column, functions))
     return [field.attname for field in columns(model)], needed
+
+
+def cursor():
+    """A cursor for the hot path's statements.
+
+    On PostgreSQL each statement is prepared once per connection and then only executed,
+    its parameters sent apart from its text (server-side binding): parsing and planning
+    these statements anew on every request was most of the database's work on them
+    (``bench/crowd``), and the pooled connections live for an hour. Django's own cursors
+    bind client-side and never prepare (so that PgBouncer in transaction mode works);
+    ``DATABASE_PREPARED_STATEMENTS=0`` makes these plain cursors too (PgBouncer before
+    1.21, which cannot carry prepared statements across its server connections). The
+    cursor is Django's wrapper, so errors, query logging and counting behave as for
+    any other cursor. Parameters in a select list need a cast (``typed_parameter``): a
+    parameter sent apart has no type of its own there.
+    """
+    database = connections[DEFAULT_DB_ALIAS]  # once: each ``connection.x`` looks it up
+    if database.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
+        return database.cursor()
+    database.ensure_connection()
+    raw = database.connection
+    if raw.prepare_threshold is None:
+        # Django turns preparing off for the connection; ``prepare=True`` needs it on.
+        # Its own (client-side binding) cursors never prepare either way.
+        raw.prepare_threshold = NEVER_UNASKED
+    with database.wrap_database_errors:
+        return database._prepare_cursor(_preparing_cursor_class()(raw))
+
+
+# a statement is prepared when asked to (``PreparingCursor``), never after some count
+NEVER_UNASKED = 2**31 - 1
+
+
+@cache
+def _preparing_cursor_class():
+    import psycopg
+
+    class PreparingCursor(psycopg.Cursor):
+        """psycopg's server-side binding cursor, preparing every statement it runs."""
+
+        def execute(self, query, params=None, *, prepare=None, binary=None):
+            return super().execute(query, params, prepare=prepare is not False, binary=binary)
+
+        def _send_query_prepared(self, name, pgq, *, binary=None):
+            # keep the statement, as an unprepared execution does: Django's query log
+            # (tests, DEBUG) reads it back from the cursor
+            self._query = pgq
+            return super()._send_query_prepared(name, pgq, binary=binary)
+
+    return PreparingCursor
+
+
+def typed_parameter(model: type[Model], column: str, name: str) -> str:
+    """``CAST(%(name)s AS <the column's type>)``: a parameter in a select list (an
+    ``INSERT ... SELECT``) whose type the database cannot infer from its place."""
+    field = next(field for field in columns(model) if field.column == column)
+    return f"CAST(%({name})s AS {field.cast_db_type(connection)})"

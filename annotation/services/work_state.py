@@ -12,21 +12,18 @@ is read on every request for work.
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
+from functools import cache, partial
 
-from django.db import connection
-from django.db.models import Count, Exists, OuterRef, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, OuterRef, Subquery
 
 from annotation.models import (
-    REGULAR_STATUSES,
     Assignment,
     AssignmentState,
     Batch,
-    Label,
+    Item,
     Participation,
 )
-from annotation.services import sql
+from annotation.services import admission, bundles, sql
 from core.errors import NotFound
 
 
@@ -56,7 +53,7 @@ class WorkState:
             answered_at=get("answered_at"),
             next_check_after=get("next_check_after"),
             next_repeat_after=get("next_repeat_after"),
-            done=get("work_done") or 0,
+            done=get("regular_labels") or 0,
             stale_leases=bool(get("work_stale_leases")),
             held_lease=get("work_held_lease"),
         )
@@ -64,17 +61,9 @@ class WorkState:
 
 def work_state_fields(batch_ref, annotator_ref, now: datetime) -> dict:
     """Annotations of a participation query that make up its ``WorkState`` with the
-    participation's own columns; ``batch_ref`` and ``annotator_ref`` name the batch and
-    the annotator (``OuterRef("batch_id")`` and ``OuterRef("annotator_id")``)."""
-    done = (
-        Label.objects.filter(
-            batch_id=batch_ref, annotator_id=annotator_ref, status__in=REGULAR_STATUSES
-        )
-        .order_by()
-        .values("annotator_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
+    participation's own columns (``WORK_STATE_COLUMNS``); ``batch_ref`` and
+    ``annotator_ref`` name the batch and the annotator (``OuterRef("batch_id")`` and
+    ``OuterRef("annotator_id")``)."""
     held = (
         Assignment.objects.filter(
             batch_id=batch_ref,
@@ -89,7 +78,6 @@ def work_state_fields(batch_ref, annotator_ref, now: datetime) -> dict:
         batch_id=batch_ref, state=AssignmentState.OPEN, expires_at__lte=now
     )
     return {
-        "work_done": Coalesce(Subquery(done), 0),
         "work_stale_leases": Exists(stale),
         "work_held_lease": Subquery(held),
     }
@@ -101,7 +89,7 @@ def participation_for_work(
     """The annotator's participation in the batch (its ``batch`` loaded) and its
     ``WorkState``, in one query — what a request for work needs before deciding — or
     ``None`` when there is no such participation (``annotation.services.sql``)."""
-    with connection.cursor() as cursor:
+    with sql.cursor() as cursor:
         cursor.execute(
             _work_state_sql(), {"slug": batch_slug, "annotator": annotator_pk, "now": now}
         )
@@ -112,14 +100,14 @@ def participation_for_work(
     n_batch = len(sql.columns(Batch))
     participation = sql.instance(Participation, row[:n_participation])
     participation.batch = sql.instance(Batch, row[n_participation : n_participation + n_batch])
-    done, stale, held = row[n_participation + n_batch :]
+    stale, held = row[n_participation + n_batch :]
     state = WorkState(
         status=participation.status,
         consented_at=participation.consented_at,
         answered_at=participation.answered_at,
         next_check_after=participation.next_check_after,
         next_repeat_after=participation.next_repeat_after,
-        done=done,
+        done=participation.regular_labels,
         stale_leases=bool(stale),
         held_lease=uuid.UUID(str(held)) if held is not None else None,
     )
@@ -128,13 +116,9 @@ def participation_for_work(
 
 @sql.statement
 def _work_state_sql() -> str:
-    label, assignment = sql.table(Label), sql.table(Assignment)
-    regular = ", ".join(f"'{status}'" for status in REGULAR_STATUSES)
+    assignment = sql.table(Assignment)
     return f"""
         SELECT {sql.select_list(Participation, "p")}, {sql.select_list(Batch, "b")},
-            (SELECT COUNT(*) FROM {label} l
-             WHERE l.batch_id = p.batch_id AND l.annotator_id = p.annotator_id
-               AND l.status IN ({regular})),
             EXISTS (SELECT 1 FROM {assignment} a
                     WHERE a.batch_id = p.batch_id AND a.state = 'open'
                       AND a.expires_at <= %(now)s),
@@ -151,7 +135,7 @@ def read_work_state(participation: Participation, now: datetime) -> WorkState:
     row = (
         Participation.objects.filter(pk=participation.pk)
         .annotate(**work_state_fields(OuterRef("batch_id"), OuterRef("annotator_id"), now))
-        .values(*WORK_STATE_COLUMNS, "work_done", "work_stale_leases", "work_held_lease")
+        .values(*WORK_STATE_COLUMNS, "work_stale_leases", "work_held_lease")
         .first()
     )
     if row is None:
@@ -165,4 +149,62 @@ WORK_STATE_COLUMNS = (
     "answered_at",
     "next_check_after",
     "next_repeat_after",
+    "regular_labels",
 )
+
+
+@dataclass(frozen=True)
+class EntryState:
+    """What the entry page needs to decide about a worker, read in one query
+    (``read_entry_state``): their participation in the batch (``None`` for a newcomer),
+    whether the batch holds expired leases to give back first, whether they hold an
+    unexpired lease, and whether a slot they could take is free (``admission``'s
+    ``takeable_items``)."""
+
+    participation: Participation | None
+    stale_leases: bool
+    holds_lease: bool
+    takeable: bool
+
+
+def read_entry_state(batch: Batch, annotator_pk: int, now: datetime) -> EntryState:
+    """``EntryState`` in one statement. In a bundled batch what is takeable depends on the
+    bundles the annotator touched: that is asked of ``admission.takeable_items`` apart."""
+    bundled = bundles.is_bundled(batch)
+    params = {"batch": batch.pk, "annotator": annotator_pk, "now": now}
+    with sql.cursor() as cursor:
+        cursor.execute(_entry_state_sql(bundled), params)
+        row = cursor.fetchone()
+    stale, holds, takeable = (bool(value) for value in row[:3])
+    found = row[3] is not None
+    participation = sql.instance(Participation, row[3:]) if found else None
+    if bundled:
+        takeable = admission.takeable_items(batch, annotator_pk).exists()
+    return EntryState(participation, stale, holds, takeable)
+
+
+@cache
+def _entry_state_sql(bundled: bool) -> str:
+    item, assignment = sql.table(Item), sql.table(Assignment)
+    takeable = (
+        "FALSE"  # asked apart (read_entry_state)
+        if bundled
+        else f"""EXISTS (SELECT 1 FROM {item} i
+                 WHERE i.batch_id = %(batch)s AND i.reserved_count < i.target
+                   AND NOT EXISTS (SELECT 1 FROM {assignment} a
+                                   WHERE a.item_id = i.id AND a.annotator_id = %(annotator)s))"""
+    )
+    return f"""
+        SELECT
+            EXISTS (SELECT 1 FROM {assignment} a
+                    WHERE a.batch_id = %(batch)s AND a.state = 'open'
+                      AND a.expires_at <= %(now)s),
+            EXISTS (SELECT 1 FROM {assignment} a
+                    WHERE a.batch_id = %(batch)s AND a.annotator_id = %(annotator)s
+                      AND a.state = 'open' AND a.expires_at > %(now)s),
+            {takeable},
+            {sql.select_list(Participation, "p")}
+        FROM (SELECT 1 AS one) AS one
+        LEFT JOIN {sql.table(Participation)} p
+            ON p.batch_id = %(batch)s AND p.annotator_id = %(annotator)s
+    """

@@ -146,7 +146,8 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     if batch is None:
         return unavailable(request, None, _("There is no study at this address."), 404)
     # until the participant is known: the batch's language the browser asks for
-    translation.activate(languages.choose(batch, _accept_language(request)))
+    asked_for = languages.choose(batch, _accept_language(request))
+    translation.activate(asked_for)
     if batch.state != BatchState.LIVE:
         return unavailable(request, batch, _not_live_message(batch), 403)
     known = _participation(request, batch)
@@ -171,6 +172,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
             browser_key=worker_session.browser_key(request.session, batch.slug),
             client_ip=client_address(request),
             device_id=device,
+            language=asked_for,
         )
     except InvalidInput as bad:
         return unavailable(

@@ -95,6 +95,36 @@ def every_drawing() -> dict[str, plots.Drawing]:
             + [{"crowd_spearman": None}]
         ),
         "scatter": plots.scatter_drawing(scatter),
+        **bundle_drawings(rng),
+    }
+
+
+def bundle_drawings(rng) -> dict[str, plots.Drawing]:
+    """A bundled batch's charts (ANALYSIS.md, "Bundles"), on figures shaped as the report's."""
+    bundles = [
+        {
+            "kendalls_w": None if number == 0 else float(rng.uniform(0, 1)),
+            "mean_item_entropy": float(rng.uniform(0, 2.3)),
+            "two_way": None
+            if number == 0
+            else {key: float(rng.uniform(-0.2, 1)) for key in ("icc_2_1", "icc_3_1")}
+            | {"participant_share": float(rng.uniform(0, 0.8))},
+        }
+        for number in range(12)
+    ]
+    effect = {"positions": list(range(15)), "mean_label": list(rng.uniform(2, 4, 15)),
+              "n_labels": [1250] * 15}  # fmt: skip
+    return {
+        "bundle-positions": plots.position_drawing(
+            effect, "Spearman ρ = −0.012 over 18,750 labels; permutation p = 0.41", [1, 2, 3, 4, 5]
+        ),
+        "bundle-w": plots.concordance_drawing(bundles),
+        "bundle-w-entropy": plots.concordance_entropy_drawing(bundles, "Spearman ρ = −0.5"),
+        "bundle-decomposition": plots.decomposition_drawing(bundles),
+        "bundle-idiosyncrasy": plots.idiosyncrasy_drawing(
+            [{"spearman_with_others": float(v)} for v in rng.uniform(-1, 1, 60)]
+            + [{"spearman_with_others": None}]
+        ),
     }
 
 

@@ -1,7 +1,9 @@
 """The bundle statistics (analysis/stats/bundles.py) against values computed another way:
-Kendall's W through Friedman's chi-square (scipy, which corrects for ties the same way:
-χ²_F = m(n − 1)·W) and a hand-made table; the two-way decomposition and the ICCs by
-explicit loops over the cells; idiosyncrasy and the position effect by plain Python."""
+Kendall's W against published examples (Siegel & Castellan's textbook table, and a table
+with ties whose corrected W R's DescTools and irr publish), through Friedman's chi-square
+(scipy, which corrects for ties the same way: χ²_F = m(n − 1)·W) and a hand-made table;
+the two-way decomposition and the ICCs by explicit loops over the cells; idiosyncrasy,
+the items it rests on, the position effect and the spread over bundles by plain Python."""
 
 import itertools
 
@@ -10,7 +12,9 @@ import pytest
 from scipy.stats import friedmanchisquare, spearmanr
 
 from analysis.stats.bundles import (
+    distribution,
     idiosyncrasy,
+    idiosyncrasy_items,
     kendalls_w,
     position_effect,
     two_way_decomposition,
@@ -26,6 +30,33 @@ def test_kendalls_w_perfect_agreement_none_and_a_hand_made_table():
     assert kendalls_w(np.array([[1, 2, 3], [1, 2, 3], [1, 3, 2]])) == pytest.approx(
         12 * ((3 - 6) ** 2 + (7 - 6) ** 2 + (8 - 6) ** 2) / (9 * 24)
     )
+
+
+def test_kendalls_w_against_published_examples():
+    """Siegel & Castellan (1988), Nonparametric Statistics for the Behavioral Sciences, 2nd
+    ed., §9.4: three judges rank eight factors — W = 0.656 (χ² = 13.778, 7 df; the
+    figures as R's DescTools ``KendallW`` reproduces the example). And the ``anxiety``
+    ratings of R's irr package (20 subjects, 3 raters, many ties): the tie-corrected
+    W = 0.5396569 (χ² = 30.76, 19 df), as DescTools and ``irr::kendall(correct=TRUE)`` give
+    it."""
+    judges = np.array(
+        [
+            [5, 6, 7, 1, 2, 4, 3, 8],  # rater 4: airfare, climate, season, people, program,
+            [1, 7, 6, 2, 3, 5, 4, 8],  # rater 21:   publicity, present, interest
+            [4, 5, 1, 3, 2, 7, 6, 8],  # rater 11
+        ]
+    )
+    assert kendalls_w(judges) == pytest.approx(0.6560847, abs=5e-8)
+    assert 3 * 7 * kendalls_w(judges) == pytest.approx(13.778, abs=5e-4)
+    anxiety = np.array(
+        [
+            [3, 3, 3, 4, 5, 5, 2, 3, 5, 2, 2, 6, 1, 5, 2, 2, 1, 2, 4, 3],
+            [3, 6, 4, 6, 2, 4, 2, 4, 3, 3, 2, 3, 3, 3, 2, 2, 1, 3, 3, 4],
+            [2, 1, 4, 4, 3, 2, 1, 6, 1, 1, 1, 2, 3, 3, 1, 1, 3, 3, 2, 2],
+        ]
+    )
+    assert kendalls_w(anxiety) == pytest.approx(0.5396569, abs=5e-8)
+    assert 3 * 19 * kendalls_w(anxiety) == pytest.approx(30.76, abs=5e-3)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -90,6 +121,29 @@ def test_idiosyncrasy_is_the_leave_one_out_spearman():
         expected = spearmanr([row[c] for c in usable], [means[c] for c in usable]).statistic
         assert results[index] == pytest.approx(expected, rel=1e-12)
     assert results[2] < 0  # the one who ranks the other way round
+
+
+def test_idiosyncrasy_items_counts_the_items_shared_with_someone_else():
+    table = np.array(
+        [[1, 2, 3, np.nan], [2, np.nan, 3, np.nan], [np.nan, np.nan, 1, 5]], dtype=float
+    )
+    # the first shares items 1 and 3 with the second, 3 with the third; nobody else
+    # labelled item 4, so it is nobody's
+    assert idiosyncrasy_items(table) == [2, 2, 1]
+    assert idiosyncrasy(table) == [None, None, None]
+
+
+def test_distribution_over_the_defined_values():
+    values = [0.2, None, 0.9, float("nan"), 0.5, 0.4]
+    spread = distribution(values)
+    finite = sorted([0.2, 0.9, 0.5, 0.4])
+    assert spread.n == 4 and spread.mean == pytest.approx(sum(finite) / 4)
+    assert spread.median == pytest.approx((0.4 + 0.5) / 2)
+    # linear interpolation between order statistics: position (n − 1)·q
+    assert spread.q1 == pytest.approx(0.2 + 0.75 * (0.4 - 0.2))
+    assert spread.q3 == pytest.approx(0.5 + 0.25 * (0.9 - 0.5))
+    assert (spread.low, spread.high) == (0.2, 0.9)
+    assert distribution([None, float("nan")]) is None
 
 
 def test_position_effect_means_rho_and_a_permutation_p_value():

@@ -34,12 +34,18 @@ def _is_write_call(call: ast.Call) -> bool:
 
 
 def _writes_to_counters(path: Path, root: Path = ROOT) -> list[str]:
+    return writes_to_fields(path, COUNTERS, root)
+
+
+def writes_to_fields(path: Path, fields: set[str], root: Path = ROOT) -> list[str]:
+    """Where the module writes any of ``fields`` (a keyword of a writing call, or an
+    attribute assignment)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _is_write_call(node):
             for keyword in node.keywords:
-                if keyword.arg in COUNTERS:
+                if keyword.arg in fields:
                     found.append(f"{path.relative_to(root)}:{node.lineno}: {keyword.arg}=")
         targets = []
         if isinstance(node, ast.Assign):
@@ -47,7 +53,7 @@ def _writes_to_counters(path: Path, root: Path = ROOT) -> list[str]:
         elif isinstance(node, ast.AugAssign | ast.AnnAssign):
             targets = [node.target]
         for target in targets:
-            if isinstance(target, ast.Attribute) and target.attr in COUNTERS:
+            if isinstance(target, ast.Attribute) and target.attr in fields:
                 found.append(f"{path.relative_to(root)}:{node.lineno}: .{target.attr} =")
     return found
 

@@ -50,7 +50,7 @@ def hung_redis(settings):
             },
         }
     }
-    engine = "django.contrib.sessions.backends.cached_db"
+    engine = "core.session_engines.cached_db"
     with override_settings(CACHES=caches, SESSION_ENGINE=engine):
         try:
             yield server

@@ -24,7 +24,8 @@ same set), members are separated by ``", "``; timestamps are ISO 8601 in UTC end
 import time
 from collections.abc import Iterator
 
-from django.db import connection
+from django.conf import settings
+from django.db import connection, connections
 
 from annotation.kinds.base import ExportColumn
 from annotation.models import Batch, Label, LabelStatus
@@ -293,14 +294,15 @@ def fetch_batches(sql: str, params: list) -> Iterator[list[tuple]]:
     """The query's rows, ``FETCH_ROWS`` at a time, through a server-side cursor — ``WITH
     HOLD``, as Django's own ``iterator()`` uses outside a transaction, so it outlives the
     statement's implicit transaction while the rows are read."""
-    with connection.cursor() as wrapper:
+    streaming = connections[settings.DIRECT_DATABASE]  # never through a pooler
+    with streaming.cursor() as wrapper:
         raw = wrapper.connection.cursor(name=f"export_{id(wrapper):x}", withhold=True)
         try:
             started = time.monotonic()
             raw.execute(sql, params)
-            if connection.queries_logged:  # seen by query counts, as Django's own cursors
+            if streaming.queries_logged:  # seen by query counts, as Django's own cursors
                 elapsed = f"{time.monotonic() - started:.3f}"
-                connection.queries_log.append({"sql": sql, "time": elapsed})
+                streaming.queries_log.append({"sql": sql, "time": elapsed})
             while rows := raw.fetchmany(FETCH_ROWS):
                 yield rows
         finally:

@@ -12,6 +12,7 @@ annotator, built by ``selectors.annotator_rows``) is computed whole.
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+from django.conf import settings
 from django.db.models import OuterRef, Subquery
 
 from annotation.kinds import get_kind
@@ -25,6 +26,15 @@ from annotation.services.exports.schema import (
 )
 
 CHUNK_SIZE = 2000
+
+
+def _streamed(queryset) -> Iterator:
+    """The rows in chunks, on the connection that may hold a cursor across transactions
+    (``settings.DIRECT_DATABASE``: PostgreSQL itself when a transaction pooler stands
+    in front of the default connection)."""
+    return queryset.using(settings.DIRECT_DATABASE).iterator(chunk_size=CHUNK_SIZE)
+
+
 # label export column -> ORM path from Label, where the two differ
 # the long layout's columns that are not a label's own field: where they are read from
 LABEL_FIELDS = {"annotator": "annotator__pseudonym", "language": "participant_language"}
@@ -48,7 +58,7 @@ def _item_parts(
         items = items.filter(is_check=False)
     items = items.order_by("position", "pk").values_list("position", "pk", *fetched)
     by_path = {column.source: column.name for column in columns}
-    for position, item_pk, *values in items.iterator(chunk_size=CHUNK_SIZE):
+    for position, item_pk, *values in _streamed(items):
         part = {"batch": batch.slug, "kind": batch.kind}
         part.update((by_path[path], value) for path, value in zip(paths, values, strict=False))
         if from_content:
@@ -91,11 +101,10 @@ def _label_query(batch: Batch, statuses, categories: CategoryFilter, *fields: st
         )
     if statuses is not None:
         labels = labels.filter(status__in=statuses)
-    return (
-        labels.order_by("item__position", "item_id", "submitted_at", "pk")
-        .values_list("item__position", "item_id", *fields)
-        .iterator(chunk_size=CHUNK_SIZE)
+    labels = labels.order_by("item__position", "item_id", "submitted_at", "pk").values_list(
+        "item__position", "item_id", *fields
     )
+    return _streamed(labels)
 
 
 def iter_long_groups(
@@ -196,7 +205,7 @@ def iter_bundle_rows(batch: Batch, categories: CategoryFilter = NO_FILTER) -> It
         .values_list("bundle", "pk", "item_id")
     )
     members: dict[str, list[tuple[int, str]]] = {}
-    for bundle, item_pk, item_id in items.iterator(chunk_size=CHUNK_SIZE):
+    for bundle, item_pk, item_id in _streamed(items):
         members.setdefault(bundle, []).append((item_pk, item_id))
     labels = (
         Label.objects.filter(categories.q("item__"), batch=batch, status=LabelStatus.COUNTED)
@@ -204,7 +213,7 @@ def iter_bundle_rows(batch: Batch, categories: CategoryFilter = NO_FILTER) -> It
         .values_list("item__bundle", "annotator__pseudonym", "item_id", field, "position_in_bundle")
     )
     by_bundle: dict[str, dict[str, dict[int, tuple]]] = {}
-    for bundle, annotator, item_pk, value, position in labels.iterator(chunk_size=CHUNK_SIZE):
+    for bundle, annotator, item_pk, value, position in _streamed(labels):
         by_bundle.setdefault(bundle, {}).setdefault(annotator, {})[item_pk] = (value, position)
     out = "answers" if writes else "values"
     for bundle, items_of in members.items():

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0013_cant_judge_and_comments"),
+        ("annotation", "0014_participation_regular_labels"),
     ]
 
     operations = [

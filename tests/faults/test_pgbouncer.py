@@ -1,0 +1,142 @@
+"""The platform through PgBouncer in transaction mode (docker-compose.yml's "pgbouncer"
+profile; README, Deployment): the crowd keeps every guarantee and an export streams
+while it works.
+
+In transaction mode a server connection passes to another client between transactions,
+so nothing session-level may be used on it: with ``DATABASE_TRANSACTION_POOLING=1`` the
+hot statements are not prepared (PgBouncer before 1.21 would lose them: "prepared
+statement does not exist"), Django's server-side cursors are off, and the export's cursor
+held across transactions goes to ``DATABASE_DIRECT_URL``. Debian's PgBouncer (1.18) in
+front of the fault stack's PostgreSQL, with two gunicorn processes behind it.
+"""
+
+import csv
+import io
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.faults import stack
+from tests.faults.test_outages import N_ITEMS, PER_ITEM, _play, _researcher_token
+
+pytestmark = pytest.mark.slow
+
+PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+
+
+class Bouncer:
+    """PgBouncer in transaction mode in front of the stack's cluster, run as the
+    ``postgres`` user (it refuses to run as root) from a folder of its own."""
+
+    def __init__(self, postgres_port: int):
+        self.root = Path(tempfile.mkdtemp(prefix="fault-pgbouncer-"))
+        os.chmod(self.root, 0o777)
+        self.port = stack.free_port()
+        (self.root / "users.txt").write_text('"postgres" ""\n')
+        self.config = self.root / "pgbouncer.ini"
+        self.log_path = self.root / "pgbouncer.log"
+        self.config.write_text(
+            "[databases]\n"
+            f"* = host=127.0.0.1 port={postgres_port}\n"
+            "[pgbouncer]\n"
+            f"listen_addr = 127.0.0.1\nlisten_port = {self.port}\n"
+            "unix_socket_dir =\n"
+            "auth_type = trust\n"
+            f"auth_file = {self.root / 'users.txt'}\n"
+            "pool_mode = transaction\n"
+            # fewer server connections than the web processes hold: they must share them
+            "default_pool_size = 3\nmax_client_conn = 200\n"
+            f"logfile = {self.log_path}\n"
+            f"pidfile = {self.root / 'pgbouncer.pid'}\n"
+        )
+        for path in self.root.iterdir():
+            os.chmod(path, 0o666)
+        self.process = None
+
+    def start(self) -> "Bouncer":
+        runas = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        self.process = subprocess.Popen(
+            [*runas, PGBOUNCER, str(self.config)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        stack.wait_for(self._listening, 20, f"pgbouncer\n{self.log_text()[-2000:]}")
+        return self
+
+    def _listening(self) -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else ""
+
+
+class PooledStack:
+    """What ``_play`` needs of a stack: where the crowd goes, and logs for failures."""
+
+    def __init__(self, url: str, web: stack.Process, bouncer: Bouncer):
+        self.url, self.web, self.bouncer = url, web, bouncer
+
+    def logs(self) -> str:
+        return (
+            f"--- {self.web.log_path.name}\n{self.web.log_text()[-3000:]}\n"
+            f"--- pgbouncer.log\n{self.bouncer.log_text()[-2000:]}"
+        )
+
+
+@pytest.fixture
+def pooled_web(stack_db, tmp_path):
+    if not os.path.exists(PGBOUNCER):
+        pytest.skip("needs pgbouncer (.ci/run installs it)")
+    fault_stack = stack_db
+    direct_url = fault_stack.database_url
+    bouncer = Bouncer(fault_stack.postgres.port).start()
+    environment = {
+        **fault_stack.environment,
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{bouncer.port}/app",
+        "DATABASE_TRANSACTION_POOLING": "1",
+        "DATABASE_DIRECT_URL": direct_url,
+    }
+    web, port = stack.gunicorn(environment, tmp_path / "gunicorn-pooled.log", workers=2)
+    try:
+        yield PooledStack(f"http://127.0.0.1:{port}", web, bouncer), port
+    finally:
+        web.stop()
+        bouncer.stop()
+
+
+def test_the_crowd_and_an_export_through_pgbouncer_in_transaction_mode(pooled_web, tmp_path):
+    pooled, port = pooled_web
+    token = {"Authorization": f"Token {_researcher_token()}"}
+
+    def export_mid_crowd():
+        status, headers, body = stack.http_get(
+            port, "/api/v1/batches/fault-bouncer/export?format=csv", timeout=60, headers=token
+        )
+        return status, headers, body
+
+    crowd = _play(pooled, tmp_path, "fault-bouncer", export_mid_crowd)
+    [(status, headers, body)] = crowd.observed
+    assert status == 200, body[:500]
+    rows = list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
+    assert rows and {"item_id", "value", "status"} <= set(rows[0])
+    assert crowd.check_guarantees()["counted"] == N_ITEMS * PER_ITEM
+    # nothing session-level was lost on the way: no such error in the web log
+    time.sleep(0.2)
+    log = pooled.web.log_text()
+    assert "prepared statement" not in log and "cursor" not in log.lower(), log[-3000:]
+    assert pooled.web.alive()
