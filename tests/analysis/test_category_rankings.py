@@ -46,7 +46,7 @@ def test_each_category_is_ranked_and_calibrated_on_its_own_items(tmp_path):
         for item_id, p in given.items()
     ]
     import_scores(write_jsonl(tmp_path / "judge.jsonl", rows), batch=batch)
-    run_job_now(batch, bootstrap=60, seed=2)
+    run_job_now(batch, bootstrap=20, seed=2)
     _, report = latest_report(batch)
     entries = {entry["category"]: entry for entry in report["by_category"]}
     assert list(entries) == ["chat", "code"]
