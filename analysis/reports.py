@@ -185,16 +185,17 @@ def build_report(
 
     figures = _figures(arrays, sources, n_resamples, seed, group_by, tell_sets)
     labelled = figures.subsets["full"]
+    # A group with the same items as the batch, or as an earlier group (a category with a
+    # single sub-category), has the same figures: they are computed once per item set.
+    figures_of_items = {_items_key(np.ones(arrays.n_items, dtype=bool)): figures}
     by_category: list[CategoryEntry] = []
     for number, (category, subcategory, keep) in enumerate(groups, start=1):
-        restricted = arrays.restricted_to(keep)
-        scores = [replace(source, scores=source.scores[keep]) for source in sources]
-        entry = _category_entry(
-            category,
-            subcategory,
-            _figures(restricted, scores, n_resamples, seed, group_by, None),
-        )
-        by_category.append(entry)
+        key = _items_key(keep)
+        if key not in figures_of_items:
+            restricted = arrays.restricted_to(keep)
+            scores = [replace(source, scores=source.scores[keep]) for source in sources]
+            figures_of_items[key] = _figures(restricted, scores, n_resamples, seed, group_by, None)
+        by_category.append(_category_entry(category, subcategory, figures_of_items[key]))
         _tell(progress, steps - len(groups) - 1 + number, steps)
 
     report: Report = {
@@ -218,7 +219,7 @@ def build_report(
         "correlations": figures.correlations,
         "by_kind": _by_kind(figures.correlations, list(figures.subsets)),
         "agreement": figures.agreement,
-        "annotators": annotator_entries(arrays),
+        "annotators": figures.annotators,
         "sources": [
             {
                 "source": source.name,
@@ -278,8 +279,14 @@ class _Figures:
     subsets: dict[str, np.ndarray]
     correlations: list[CorrelationEntry]
     agreement: Agreement
+    annotators: list[AnnotatorEntry]
     validity: Validity
     arrays: BatchArrays
+
+
+def _items_key(keep: np.ndarray) -> bytes:
+    """The same bytes for the same item mask (over the same batch's items)."""
+    return np.packbits(keep).tobytes()
 
 
 def _figures(
@@ -325,6 +332,7 @@ def _figures(
         subsets=subsets,
         correlations=correlations,
         agreement=agreement,
+        annotators=annotator_entries(arrays),
         validity=validity_entry(arrays, group_by),
         arrays=arrays,
     )
@@ -381,7 +389,7 @@ def _category_entry(category: str, subcategory: str | None, figures: _Figures) -
                 for key, value in entry.items()
                 if key not in ("attention_checks_passed", "attention_checks_failed")
             }
-            for entry in annotator_entries(arrays)
+            for entry in figures.annotators
         ],
         "validity": figures.validity,
     }
