@@ -17,9 +17,6 @@ Views stay thin: they parse the request, fetch the report
 them into the page's rows and the CSV tables; then they render or stream the result.
 """
 
-import io
-import zipfile
-
 from django import forms
 from django.contrib import messages
 from django.http import (
@@ -34,9 +31,10 @@ from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis import plots, presentation
+from analysis import presentation
 from analysis.access import can_analyse
-from analysis.report_charts import CAPTIONS, page_charts, report_figures, scatter_figure
+from analysis.figure_files import figure_file, figures_ready, figures_zip
+from analysis.report_charts import CAPTIONS, page_charts, scatter_figure
 from analysis.report_kind import compares_two
 from analysis.selectors import coverage as score_coverage
 from analysis.services.analyses import (
@@ -125,6 +123,7 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
                     disagree=request.GET.get("disagree", ""),
                 ),
                 "charts": page_charts(job, report),
+                "figures_ready": figures_ready(job),
                 "has_scores": bool(report.get("correlations")),
                 "scatter_caption": CAPTIONS["scatter"],
                 "show_scatter": any(
@@ -254,11 +253,11 @@ FIGURE_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf"}
 def report_figure(request: HttpRequest, slug: str, key: str, fmt: str) -> HttpResponse:
     """One chart of the report as a standalone SVG or PDF file, for a paper."""
     batch = get_object_or_404(Batch, slug=slug)
-    _, report = _report_or_404(batch)
-    chart = report_figures(batch, report).get(key)
-    if chart is None or fmt not in FIGURE_TYPES:
+    job, report = _report_or_404(batch)
+    drawn = figure_file(job, batch, report, key, fmt) if fmt in FIGURE_TYPES else None
+    if drawn is None:
         raise Http404(f"The report of {batch.slug} has no figure {key}.{fmt}.")
-    response = HttpResponse(chart.drawing.file(fmt), content_type=FIGURE_TYPES[fmt])
+    response = HttpResponse(drawn, content_type=FIGURE_TYPES[fmt])
     response["Content-Disposition"] = content_disposition_header(True, f"{batch.slug}-{key}.{fmt}")
     if fmt == "svg":
         response["Content-Security-Policy"] = SCATTER_CSP
@@ -267,26 +266,17 @@ def report_figure(request: HttpRequest, slug: str, key: str, fmt: str) -> HttpRe
 
 @staff_page(can_analyse)
 @require_GET
-def report_figures_zip(request: HttpRequest, slug: str) -> HttpResponse:
-    """Every chart of the report as SVG and PDF in one zip, with a file of the captions."""
+def report_figures_zip(request: HttpRequest, slug: str) -> FileResponse:
+    """Every chart of the report as SVG and PDF in one zip, with a file of the captions:
+    the zip the analysis stored (``analysis.figure_files``)."""
     batch = get_object_or_404(Batch, slug=slug)
     job, report = _report_or_404(batch)
-    figures = report_figures(batch, report)
-    if not figures:
-        raise Http404(f"The report of {batch.slug} has no figures.")
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        captions = [
-            f"Figures of the analysis of {batch.slug} ({job.finished_at:%Y-%m-%d %H:%M} UTC)\n"
-        ]
-        for key, chart in figures.items():
-            for fmt in plots.FILE_FORMATS:
-                archive.writestr(f"{batch.slug}-{key}.{fmt}", chart.drawing.file(fmt))
-            captions.append(f"{batch.slug}-{key}: {chart.title}\n{chart.caption}\n")
-        archive.writestr("captions.txt", "\n".join(captions))
-    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
-    response["Content-Disposition"] = content_disposition_header(True, f"{batch.slug}-figures.zip")
-    return response
+    return FileResponse(
+        open(figures_zip(job, batch, report), "rb"),  # FileResponse closes it
+        as_attachment=True,
+        filename=f"{batch.slug}-figures.zip",
+        content_type="application/zip",
+    )
 
 
 @staff_page(can_analyse)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from analysis.access import can_analyse
 from analysis.bundle_section import bundle_section
+from analysis.figure_files import FILES_KEY as FIGURES
+from analysis.figure_files import store_figures
 from analysis.loading import load_batch, load_scores
 from analysis.reports import build_report
 from annotation.models import Batch
@@ -79,21 +81,37 @@ def write_report(report: dict, path: Path) -> None:
 
 @register_job_kind(JOB_KIND, can_view=can_analyse)
 def run_analysis_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
+    """The report, then its figures drawn once (``analysis.figure_files``): the job's
+    progress counts the analysis's steps, then each figure file drawn."""
     params = job.params or {}
+    analysed = 0
+
+    def analysis_progress(done: int, total: int) -> None:
+        nonlocal analysed
+        analysed = total
+        progress(done, total + 1)  # one step more: the figures, until they are counted
+
     report = analyse_batch(
         job.subject,
         n_resamples=params.get("bootstrap", DEFAULT_RESAMPLES),
         seed=params.get("seed", 0),
         group_by=params.get("group_by"),
-        progress=progress,
+        progress=analysis_progress,
     )
     filename = f"{job.pk}-{job.subject.slug}-report.json"
     write_report(report, job_files_dir() / filename)
+    figures = store_figures(
+        job,
+        job.subject,
+        report,
+        lambda done, total: progress(analysed + done, analysed + total),
+    )
     summary = {
         "n_items": report["n_items"],
         "n_labels": report["n_labels"],
         "n_annotators": report["n_annotators"],
         "n_sources": len(report["sources"]),
+        "files": {FIGURES: figures},
     }
     return summary, filename
 
