@@ -39,6 +39,7 @@ def test_the_job_stores_the_figures_and_the_download_only_sends_them(
     job, _ = latest_report(batch)
     stored = job_files_dir() / job.result["files"][FILES_KEY]
     assert stored.exists()
+    assert (job_files_dir() / job.result["files"]["charts"]).exists()  # the page's, too
     page = researcher.get(f"/manage/{batch.slug}/report").content.decode()
     assert 'id="download-figures" data-figures="ready"' in page
 
