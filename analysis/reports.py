@@ -20,6 +20,7 @@ Sections with a module of their own: ``report_annotators`` (per annotator),
 ``report_validity``, ``report_rankings``, ``report_competence``, ``report_calibration``.
 """
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NotRequired, TypedDict
@@ -417,23 +418,35 @@ def _item_entries(
 ) -> list[ItemEntry]:
     labels = [str(int(label)) for label in arrays.label_set]
     with_taxonomy = len(arrays.categories) == arrays.n_items
+    rows = np.flatnonzero(labelled)
+    # Whole columns to Python numbers at once: a report has one entry per labelled item.
+    columns = {name: summary[name][rows].tolist() for name in ("n", "mean", "std", "entropy_bits")}
+    if agreement is not None:
+        columns.update(
+            {name: agreement[name][rows].tolist() for name in ("agreement", "p_disagree")}
+        )
     entries = []
-    for i in np.flatnonzero(labelled).tolist():
+    for at, (i, item_counts) in enumerate(zip(rows.tolist(), counts[rows].tolist(), strict=True)):
         entry: ItemEntry = {
             "item_id": arrays.item_ids[i],
             "category": arrays.categories[i] if with_taxonomy else "",
             "subcategory": arrays.subcategories[i] if with_taxonomy else "",
-            "n": int(summary["n"][i]),
-            "counts": dict(zip(labels, counts[i].tolist(), strict=True)),
-            "mean": _number(summary["mean"][i]),
-            "std": _number(summary["std"][i]),
-            "entropy_bits": _number(summary["entropy_bits"][i]),
+            "n": int(columns["n"][at]),
+            "counts": dict(zip(labels, item_counts, strict=True)),
+            "mean": _finite(columns["mean"][at]),
+            "std": _finite(columns["std"][at]),
+            "entropy_bits": _finite(columns["entropy_bits"][at]),
         }
         if agreement is not None:
-            entry["agreement"] = _number(agreement["agreement"][i])
-            entry["p_disagree"] = _number(agreement["p_disagree"][i])
+            entry["agreement"] = _finite(columns["agreement"][at])
+            entry["p_disagree"] = _finite(columns["p_disagree"][at])
         entries.append(entry)
     return entries
+
+
+def _finite(value: float) -> float | None:
+    """``_number`` of a Python float (or int): itself when finite, else ``None``."""
+    return float(value) if math.isfinite(value) else None
 
 
 def _correlation_entry(
