@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from django.db import connection
-from django.db.models import BigIntegerField, Expression, F, FloatField, QuerySet
+from django.db.models import BigIntegerField, DateTimeField, Expression, F, FloatField, QuerySet
 from django.db.models.functions import Cast
 
 __all__ = ["fetch_columns"]
@@ -36,8 +36,8 @@ def fetch_columns(
     order_by: Sequence[str] = (),
 ) -> list[np.ndarray]:
     """One array per entry of ``fields`` (``np.int64`` or ``np.float64``), a value per row
-    of ``queryset``, rows in the order of ``order_by``: integer or timestamp fields, ascending,
-    ties broken by the next (its last field should be unique, e.g. ``"pk"``).
+    of ``queryset``, rows in the order of ``order_by``: names of integer or timestamp fields
+    of the model, ascending, ties broken by the next (the last should be unique: ``"pk"``).
 
     A value must not be null (wrap a nullable field in ``Coalesce``): a null raises
     ``ValueError``.
@@ -66,8 +66,15 @@ def _copied_columns(
 ) -> list[np.ndarray]:
     output = BigIntegerField() if dtype is np.int64 else FloatField()
     cast = [Cast(F(field) if isinstance(field, str) else field, output) for field in fields]
-    # Sort keys travel as they are: an integer key is int8, a timestamp int8 microseconds.
-    rows = queryset.order_by().values_list(*cast, *order_by)
+    # A timestamp key travels as it is (binary COPY sends int8 microseconds), any other
+    # key as int8.
+    keys = [
+        name
+        if isinstance(_field(queryset, name), DateTimeField)
+        else Cast(F(name), BigIntegerField())
+        for name in order_by
+    ]
+    rows = queryset.order_by().values_list(*cast, *keys)
     sql, params = rows.query.sql_with_params()
     buffer = bytearray()
     with connection.cursor() as cursor:
@@ -84,6 +91,11 @@ def _copied_columns(
         order = np.lexsort(keys[::-1])
         values = [column[order] for column in values]
     return values
+
+
+def _field(queryset: QuerySet, name: str):
+    meta = queryset.model._meta
+    return meta.pk if name == "pk" else meta.get_field(name)
 
 
 def _fixed_width_rows(buffer: bytearray, width: int) -> np.ndarray:

@@ -9,8 +9,9 @@ from django.db.models import Value
 from django.db.models.functions import Coalesce
 
 from analysis.models import Score, ScoreSource
-from annotation.models import Annotator, Query, Response
+from annotation.models import Annotator, Batch, Query, Response
 from core.columns import fetch_columns
+from tests.factories import make_batch
 
 pytestmark = pytest.mark.django_db
 
@@ -52,6 +53,14 @@ def test_rows_come_in_the_order_asked_for_ties_broken_by_the_next_key():
     assert pks.tolist() == expected
     [pks] = fetch_columns(Annotator.objects.all(), ["pk"], order_by=("pk",))
     assert pks.tolist() == sorted(expected)
+
+
+def test_a_four_byte_integer_orders_too():
+    for per_item in (30, 10, 20, 10):
+        make_batch(n_items=0, per_item=per_item, live=False)
+    [pks] = fetch_columns(Batch.objects.all(), ["pk"], order_by=("annotations_per_item", "pk"))
+    expected = Batch.objects.order_by("annotations_per_item", "pk").values_list("pk", flat=True)
+    assert pks.tolist() == list(expected)
 
 
 def test_no_rows_give_empty_columns():
