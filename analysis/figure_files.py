@@ -91,10 +91,11 @@ def figures_ready(job: Job) -> bool:
         return False
 
 
-def figures_zip(job: Job, batch: Batch, report: dict) -> Path:
-    """The stored zip of the report's figures, drawn (again) first when not ready."""
+def figures_zip(job: Job, batch: Batch, report: Callable[[], dict]) -> Path:
+    """The stored zip of the report's figures, drawn (again) first when not ready; only
+    then is the report read (``report()``)."""
     if not figures_ready(job):
-        name = store_figures(job, batch, report)
+        name = store_figures(job, batch, report())
         result = dict(job.result) if isinstance(job.result, dict) else {}
         result["files"] = {**result.get("files", {}), FILES_KEY: name}
         Job.objects.filter(pk=job.pk).update(result=result)
@@ -102,7 +103,9 @@ def figures_zip(job: Job, batch: Batch, report: dict) -> Path:
     return _stored_path(job)
 
 
-def figure_file(job: Job, batch: Batch, report: dict, key: str, fmt: str) -> bytes | None:
+def figure_file(
+    job: Job, batch: Batch, report: Callable[[], dict], key: str, fmt: str
+) -> bytes | None:
     """One figure's file out of the stored zip; ``None`` when the report has no such figure."""
     with zipfile.ZipFile(figures_zip(job, batch, report)) as archive:
         try:

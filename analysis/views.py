@@ -17,6 +17,8 @@ Views stay thin: they parse the request, fetch the report
 them into the page's rows and the CSV tables; then they render or stream the result.
 """
 
+import json
+
 from django import forms
 from django.contrib import messages
 from django.http import (
@@ -53,7 +55,7 @@ from annotation.pages import render_batch_page, taxonomy_panel
 from annotation.selectors import CategoryFilter
 from core.access import staff_page
 from core.audit import Actor
-from core.jobs.execution import job_files_dir
+from core.jobs.execution import job_files_dir, newest_report_job
 from core.jobs.pages import job_status, start_job_from_page
 from core.jobs.subject_pages import active_job, failed_job, report_or_404
 from core.models import Job
@@ -85,6 +87,23 @@ class RunAnalysisForm(forms.Form):
 
 def _report_or_404(batch: Batch) -> tuple[Job, dict]:
     return report_or_404(latest_report(batch), f"Batch {batch.slug}")
+
+
+def _report_job_or_404(batch: Batch) -> Job:
+    """The job of the newest report, without reading the report (the figure downloads
+    read it only to draw)."""
+    job = newest_report_job(batch, ANALYSIS_JOB_KIND)
+    if job is None:
+        raise Http404(f"Batch {batch.slug} has no finished analysis yet.")
+    return job
+
+
+def _reader(job: Job):
+    def read() -> dict:
+        with open(job_files_dir() / job.result_path, encoding="utf-8") as stream:
+            return json.load(stream)
+
+    return read
 
 
 # --------------------------------------------------------------------------- pages
@@ -253,8 +272,8 @@ FIGURE_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf"}
 def report_figure(request: HttpRequest, slug: str, key: str, fmt: str) -> HttpResponse:
     """One chart of the report as a standalone SVG or PDF file, for a paper."""
     batch = get_object_or_404(Batch, slug=slug)
-    job, report = _report_or_404(batch)
-    drawn = figure_file(job, batch, report, key, fmt) if fmt in FIGURE_TYPES else None
+    job = _report_job_or_404(batch)
+    drawn = figure_file(job, batch, _reader(job), key, fmt) if fmt in FIGURE_TYPES else None
     if drawn is None:
         raise Http404(f"The report of {batch.slug} has no figure {key}.{fmt}.")
     response = HttpResponse(drawn, content_type=FIGURE_TYPES[fmt])
@@ -270,9 +289,9 @@ def report_figures_zip(request: HttpRequest, slug: str) -> FileResponse:
     """Every chart of the report as SVG and PDF in one zip, with a file of the captions:
     the zip the analysis stored (``analysis.figure_files``)."""
     batch = get_object_or_404(Batch, slug=slug)
-    job, report = _report_or_404(batch)
+    job = _report_job_or_404(batch)
     return FileResponse(
-        open(figures_zip(job, batch, report), "rb"),  # FileResponse closes it
+        open(figures_zip(job, batch, _reader(job)), "rb"),  # FileResponse closes it
         as_attachment=True,
         filename=f"{batch.slug}-figures.zip",
         content_type="application/zip",
