@@ -30,11 +30,13 @@ def no_drawing(monkeypatch):
     monkeypatch.setattr(plots.Drawing, "file", refuse)
 
 
-def test_the_job_stores_the_figures_and_the_download_only_sends_them(
-    settings, tmp_path, monkeypatch
-):
-    settings.DATA_DIR = tmp_path
-    researcher = staff_client("researcher")
+@pytest.fixture
+def researcher(settings, tmp_path):
+    settings.DATA_DIR = tmp_path  # the jobs folder of this test alone
+    return staff_client("researcher")
+
+
+def test_the_job_stores_the_figures_and_the_download_only_sends_them(researcher, monkeypatch):
     batch = analysed_batch()
     job, _ = latest_report(batch)
     stored = job_files_dir() / job.result["files"][FILES_KEY]
@@ -56,9 +58,7 @@ def test_the_job_stores_the_figures_and_the_download_only_sends_them(
     assert researcher.get(f"/manage/{batch.slug}/report/figures/nope.pdf").status_code == 404
 
 
-def test_a_score_import_since_the_analysis_has_the_figures_drawn_again(settings, tmp_path):
-    settings.DATA_DIR = tmp_path
-    researcher = staff_client("researcher")
+def test_a_score_import_since_the_analysis_has_the_figures_drawn_again(researcher):
     batch = analysed_batch(sources=[("rm-alpha", "reward_model")])
     before = downloaded(researcher.get(f"/manage/{batch.slug}/report/figures.zip"))
     scatter_before = before.read(f"{batch.slug}-scatter.svg").decode()
@@ -74,10 +74,8 @@ def test_a_score_import_since_the_analysis_has_the_figures_drawn_again(settings,
 
 
 def test_a_report_from_before_stored_figures_gets_them_on_its_first_download(
-    settings, tmp_path, monkeypatch
+    researcher, monkeypatch
 ):
-    settings.DATA_DIR = tmp_path
-    researcher = staff_client("researcher")
     batch = analysed_batch()
     job, _ = latest_report(batch)
     (job_files_dir() / job.result["files"][FILES_KEY]).unlink()
