@@ -3,9 +3,10 @@ file of the captions, in one zip kept beside the report in the jobs folder.
 
 Drawing them takes seconds on a large batch (the PDFs and the scatter plot most), so the
 analysis job draws them when it has written the report (``store_figures``) and "Download
-figures" only sends the stored zip (``figures_zip``); a single figure is read out of it
-(``figure_file``). The zip is listed in the job's ``result["files"]`` under ``"figures"``,
-so it is kept and deleted with the report (``core.jobs.retention``).
+figures" only sends the stored zip (``figures_zip``); a single figure is read out of it,
+or drawn alone while the zip is not ready (``figure_file``). The zip is listed in the job's
+``result["files"]`` under ``"figures"``, so it is kept and deleted with the report
+(``core.jobs.retention``).
 
 The scatter plot shows the scores as imported *now*, not as the analysis saw them: the
 zip's comment records the state of the score sources it was drawn from
@@ -106,8 +107,13 @@ def figures_zip(job: Job, batch: Batch, report: Callable[[], dict]) -> Path:
 def figure_file(
     job: Job, batch: Batch, report: Callable[[], dict], key: str, fmt: str
 ) -> bytes | None:
-    """One figure's file out of the stored zip; ``None`` when the report has no such figure."""
-    with zipfile.ZipFile(figures_zip(job, batch, report)) as archive:
+    """One figure's file: out of the stored zip when it is ready, else that figure alone
+    drawn now (a second or less; the zip is drawn by its own download). ``None`` when the
+    report has no such figure."""
+    if not figures_ready(job):
+        chart = report_figures(batch, report()).get(key)
+        return chart.drawing.file(fmt) if chart is not None else None
+    with zipfile.ZipFile(_stored_path(job)) as archive:
         try:
             return archive.read(f"{batch.slug}-{key}.{fmt}")
         except KeyError:

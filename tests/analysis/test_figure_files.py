@@ -82,6 +82,11 @@ def test_a_report_from_before_stored_figures_gets_them_on_its_first_download(
     Job.objects.filter(pk=job.pk).update(result={"n_items": job.result["n_items"]})
     page = researcher.get(f"/manage/{batch.slug}/report").content.decode()
     assert 'data-figures="draw"' in page
+    one = researcher.get(f"/manage/{batch.slug}/report/figures/entropy.pdf")
+    assert one.status_code == 200 and one.content.startswith(b"%PDF-")  # drawn alone
+    job.refresh_from_db()
+    assert "files" not in job.result  # the zip waits for its own download
+    assert researcher.get(f"/manage/{batch.slug}/report/figures/nope.pdf").status_code == 404
 
     first = downloaded(researcher.get(f"/manage/{batch.slug}/report/figures.zip"))
     job.refresh_from_db()
