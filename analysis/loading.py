@@ -7,7 +7,6 @@ import order (``Item.position``), annotators in order of first appearance.
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from django.db import connection
 from django.db.models import Case, Count, IntegerField, Q, When
 from django.db.models.functions import Coalesce
 
@@ -23,6 +22,7 @@ from annotation.models import (
     label_values,
 )
 from annotation.services.questionnaire import choice_questions
+from core.columns import fetch_columns
 
 
 @dataclass
@@ -196,10 +196,9 @@ def load_batch(batch: Batch) -> BatchArrays:
     """The items (``load_items``), the counted labels (by submission), and what the
     validity figures need: attention-check outcomes, repeats and questionnaire answers."""
     items = load_items(batch)
-    labels = (
-        Label.objects.filter(batch=batch, status=LabelStatus.COUNTED)
-        .order_by("submitted_at", "pk")
-        .values_list(
+    columns = fetch_columns(
+        Label.objects.filter(batch=batch, status=LabelStatus.COUNTED),
+        [
             "item_id",
             "annotator_id",
             "value",
@@ -210,9 +209,9 @@ def load_batch(batch: Batch) -> BatchArrays:
                 default=0,
                 output_field=IntegerField(),
             ),
-        )
+        ],
+        order_by=("submitted_at", "pk"),
     )
-    columns = _fetch_int_columns(labels, 5)
     item_index = _index_of(items.item_pks, columns[0])
     annotator_pks, first_seen, annotator_index = np.unique(
         columns[1], return_index=True, return_inverse=True
@@ -331,15 +330,13 @@ def load_scores(batch: Batch, arrays: BatchArrays) -> list[SourceScores]:
         if arrays.comparison
         else Q(response_id__in=items.values("response_id"))
     )
-    by_response = _fetch_float_columns(
-        Score.objects.filter(shown).order_by().values_list("source_id", "response_id", "value"),
-        3,
+    # Ids travel as float64 beside the values (exact below 2**53); each source scores a
+    # response or item at most once, so the rows' order does not matter.
+    by_response = fetch_columns(
+        Score.objects.filter(shown), ["source_id", "response_id", "value"], np.float64
     )
-    by_item = _fetch_float_columns(
-        Score.objects.filter(item__batch=batch)
-        .order_by()
-        .values_list("source_id", "item_id", "value"),
-        3,
+    by_item = fetch_columns(
+        Score.objects.filter(item__batch=batch), ["source_id", "item_id", "value"], np.float64
     )
     source_ids = np.unique(np.concatenate([by_response[0], by_item[0]])).astype(np.int64)
     described = {
@@ -402,30 +399,6 @@ def _attach_distributions(arrays: BatchArrays, results: list[SourceScores], show
         if source.distributions is None:
             source.distributions = np.full((arrays.n_items, n_labels), np.nan)
         source.distributions[index] = distribution
-
-
-def _fetch_float_columns(queryset, width: int) -> list[np.ndarray]:
-    return [column.astype(np.float64) for column in _fetch(queryset, width, np.float64)]
-
-
-def _fetch_int_columns(queryset, width: int) -> list[np.ndarray]:
-    return _fetch(queryset, width, np.int64)
-
-
-def _fetch(queryset, width: int, dtype) -> list[np.ndarray]:
-    """Run the queryset's SQL on a plain cursor: no per-row Python objects from the ORM.
-
-    Hundreds of thousands of labels load several times faster this way than through
-    ``values_list`` iteration, which matters because loading should not dominate analysis.
-    """
-    sql, params = queryset.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    if not rows:
-        return [np.empty(0, dtype=dtype) for _ in range(width)]
-    table = np.array(rows, dtype=dtype)
-    return [table[:, column] for column in range(width)]
 
 
 def _index_of(sorted_keys_by_position: np.ndarray, keys: np.ndarray) -> np.ndarray:

@@ -159,22 +159,23 @@ def _report_charts(report: dict) -> list[ReportChart]:
     return charts
 
 
+def draw_page_charts(report: dict) -> list[dict]:
+    """The report's charts as inline SVG (the analysis job draws them and stores them)."""
+    return [
+        {
+            "key": chart.key,
+            "title": chart.title,
+            "caption": chart.caption,
+            "width": chart.width,
+            "svg": chart.drawing.svg(),
+        }
+        for chart in _report_charts(report)
+    ]
+
+
 def page_charts(job: Job, report: dict) -> list[dict]:
-    """The report's charts as inline SVG, rendered once per finished job (then cached)."""
-    return cached_charts(
-        "analysis-v2",
-        job,
-        lambda: [
-            {
-                "key": chart.key,
-                "title": chart.title,
-                "caption": chart.caption,
-                "width": chart.width,
-                "svg": chart.drawing.svg(),
-            }
-            for chart in _report_charts(report)
-        ],
-    )
+    """The report's charts as inline SVG: those the job stored, else drawn (then cached)."""
+    return cached_charts("analysis-v2", job, lambda: draw_page_charts(report))
 
 
 def scatter_figure(batch: Batch, report: dict) -> plots.Drawing | None:

@@ -23,6 +23,7 @@ Sections with a module of their own: ``report_annotators`` (per annotator),
 ``report_sections``, for the batch and each category), ``report_competence``.
 """
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NotRequired, TypedDict
@@ -189,17 +190,26 @@ def build_report(
 
     figures = _figures(arrays, sources, n_resamples, seed, group_by, tell_sets)
     labelled = figures.subsets["full"]
+    # A group with the same items as the batch, or as an earlier group (a category with a
+    # single sub-category), has the same figures: they are computed once per item set.
+    figures_of_items = {_items_key(np.ones(arrays.n_items, dtype=bool)): figures}
+    sections_of_items: dict = {}  # a group's model rankings and calibration, likewise
     by_category: list[CategoryEntry] = []
     for number, (category, subcategory, keep) in enumerate(groups, start=1):
-        restricted = arrays.restricted_to(keep)
-        scores = [restricted_source(source, keep) for source in sources]
-        group = _figures(restricted, scores, n_resamples, seed, group_by, None)
-        entry = _category_entry(category, subcategory, group)
-        entry.update(
-            model_sections(
+        key = _items_key(keep)
+        if key not in sections_of_items:
+            restricted = arrays.restricted_to(keep)
+            scores = [restricted_source(source, keep) for source in sources]
+            if key not in figures_of_items:
+                figures_of_items[key] = _figures(
+                    restricted, scores, n_resamples, seed, group_by, None
+                )
+            group = figures_of_items[key]
+            sections_of_items[key] = model_sections(
                 restricted, scores, group.counts, group.summary, group.subsets, n_resamples, seed
             )
-        )
+        entry = _category_entry(category, subcategory, figures_of_items[key])
+        entry.update(sections_of_items[key])
         by_category.append(entry)
         _tell(progress, steps - len(groups) - 1 + number, steps)
 
@@ -224,7 +234,7 @@ def build_report(
         "correlations": figures.correlations,
         "by_kind": _by_kind(figures.correlations, list(figures.subsets)),
         "agreement": figures.agreement,
-        "annotators": annotator_entries(arrays),
+        "annotators": figures.annotators,
         "sources": [
             {
                 "source": source.name,
@@ -283,8 +293,14 @@ class _Figures:
     subsets: dict[str, np.ndarray]
     correlations: list[CorrelationEntry]
     agreement: Agreement
+    annotators: list[AnnotatorEntry]
     validity: Validity
     arrays: BatchArrays
+
+
+def _items_key(keep: np.ndarray) -> bytes:
+    """The same bytes for the same item mask (over the same batch's items)."""
+    return np.packbits(keep).tobytes()
 
 
 def _figures(
@@ -330,6 +346,7 @@ def _figures(
         subsets=subsets,
         correlations=correlations,
         agreement=agreement,
+        annotators=annotator_entries(arrays),
         validity=validity_entry(arrays, group_by),
         arrays=arrays,
     )
@@ -386,7 +403,7 @@ def _category_entry(category: str, subcategory: str | None, figures: _Figures) -
                 for key, value in entry.items()
                 if key not in ("attention_checks_passed", "attention_checks_failed")
             }
-            for entry in annotator_entries(arrays)
+            for entry in figures.annotators
         ],
         "validity": figures.validity,
     }
@@ -414,23 +431,35 @@ def _item_entries(
 ) -> list[ItemEntry]:
     labels = [str(int(label)) for label in arrays.label_set]
     with_taxonomy = len(arrays.categories) == arrays.n_items
+    rows = np.flatnonzero(labelled)
+    # Whole columns to Python numbers at once: a report has one entry per labelled item.
+    columns = {name: summary[name][rows].tolist() for name in ("n", "mean", "std", "entropy_bits")}
+    if agreement is not None:
+        columns.update(
+            {name: agreement[name][rows].tolist() for name in ("agreement", "p_disagree")}
+        )
     entries = []
-    for i in np.flatnonzero(labelled).tolist():
+    for at, (i, item_counts) in enumerate(zip(rows.tolist(), counts[rows].tolist(), strict=True)):
         entry: ItemEntry = {
             "item_id": arrays.item_ids[i],
             "category": arrays.categories[i] if with_taxonomy else "",
             "subcategory": arrays.subcategories[i] if with_taxonomy else "",
-            "n": int(summary["n"][i]),
-            "counts": dict(zip(labels, counts[i].tolist(), strict=True)),
-            "mean": _number(summary["mean"][i]),
-            "std": _number(summary["std"][i]),
-            "entropy_bits": _number(summary["entropy_bits"][i]),
+            "n": int(columns["n"][at]),
+            "counts": dict(zip(labels, item_counts, strict=True)),
+            "mean": _finite(columns["mean"][at]),
+            "std": _finite(columns["std"][at]),
+            "entropy_bits": _finite(columns["entropy_bits"][at]),
         }
         if agreement is not None:
-            entry["agreement"] = _number(agreement["agreement"][i])
-            entry["p_disagree"] = _number(agreement["p_disagree"][i])
+            entry["agreement"] = _finite(columns["agreement"][at])
+            entry["p_disagree"] = _finite(columns["p_disagree"][at])
         entries.append(entry)
     return entries
+
+
+def _finite(value: float) -> float | None:
+    """``_number`` of a Python float (or int): itself when finite, else ``None``."""
+    return float(value) if math.isfinite(value) else None
 
 
 def _correlation_entry(

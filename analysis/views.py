@@ -18,8 +18,7 @@ Views stay thin: they parse the request, fetch the report
 them into the page's rows and the CSV tables; then they render or stream the result.
 """
 
-import io
-import zipfile
+import json
 
 from django import forms
 from django.contrib import messages
@@ -35,10 +34,11 @@ from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis import plots, presentation
+from analysis import presentation
 from analysis.access import can_analyse
 from analysis.bundle_charts import page_bundle_charts
-from analysis.report_charts import CAPTIONS, page_charts, report_figures, scatter_figure
+from analysis.figure_files import figure_file, figures_ready, figures_zip
+from analysis.report_charts import CAPTIONS, page_charts, scatter_figure
 from analysis.report_kind import compares_two
 from analysis.selectors import coverage as score_coverage
 from analysis.services.analyses import (
@@ -57,7 +57,7 @@ from annotation.pages import render_batch_page, taxonomy_panel
 from annotation.selectors import CategoryFilter
 from core.access import staff_page
 from core.audit import Actor
-from core.jobs.execution import job_files_dir
+from core.jobs.execution import job_files_dir, newest_report_job
 from core.jobs.pages import job_status, start_job_from_page
 from core.jobs.subject_pages import active_job, failed_job, report_or_404
 from core.models import Job
@@ -89,6 +89,23 @@ class RunAnalysisForm(forms.Form):
 
 def _report_or_404(batch: Batch) -> tuple[Job, dict]:
     return report_or_404(latest_report(batch), f"Batch {batch.slug}")
+
+
+def _report_job_or_404(batch: Batch) -> Job:
+    """The job of the newest report, without reading the report (the figure downloads
+    read it only to draw)."""
+    job = newest_report_job(batch, ANALYSIS_JOB_KIND)
+    if job is None:
+        raise Http404(f"Batch {batch.slug} has no finished analysis yet.")
+    return job
+
+
+def _reader(job: Job):
+    def read() -> dict:
+        with open(job_files_dir() / job.result_path, encoding="utf-8") as stream:
+            return json.load(stream)
+
+    return read
 
 
 # --------------------------------------------------------------------------- pages
@@ -127,6 +144,7 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
                     disagree=request.GET.get("disagree", ""),
                 ),
                 "charts": page_charts(job, report),
+                "figures_ready": figures_ready(job),
                 "has_scores": bool(report.get("correlations")),
                 "scatter_caption": CAPTIONS["scatter"],
                 "show_scatter": any(
@@ -271,11 +289,11 @@ FIGURE_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf"}
 def report_figure(request: HttpRequest, slug: str, key: str, fmt: str) -> HttpResponse:
     """One chart of the report as a standalone SVG or PDF file, for a paper."""
     batch = get_object_or_404(Batch, slug=slug)
-    _, report = _report_or_404(batch)
-    chart = report_figures(batch, report).get(key)
-    if chart is None or fmt not in FIGURE_TYPES:
+    job = _report_job_or_404(batch)
+    drawn = figure_file(job, batch, _reader(job), key, fmt) if fmt in FIGURE_TYPES else None
+    if drawn is None:
         raise Http404(f"The report of {batch.slug} has no figure {key}.{fmt}.")
-    response = HttpResponse(chart.drawing.file(fmt), content_type=FIGURE_TYPES[fmt])
+    response = HttpResponse(drawn, content_type=FIGURE_TYPES[fmt])
     response["Content-Disposition"] = content_disposition_header(True, f"{batch.slug}-{key}.{fmt}")
     if fmt == "svg":
         response["Content-Security-Policy"] = SCATTER_CSP
@@ -284,26 +302,17 @@ def report_figure(request: HttpRequest, slug: str, key: str, fmt: str) -> HttpRe
 
 @staff_page(can_analyse)
 @require_GET
-def report_figures_zip(request: HttpRequest, slug: str) -> HttpResponse:
-    """Every chart of the report as SVG and PDF in one zip, with a file of the captions."""
+def report_figures_zip(request: HttpRequest, slug: str) -> FileResponse:
+    """Every chart of the report as SVG and PDF in one zip, with a file of the captions:
+    the zip the analysis stored (``analysis.figure_files``)."""
     batch = get_object_or_404(Batch, slug=slug)
-    job, report = _report_or_404(batch)
-    figures = report_figures(batch, report)
-    if not figures:
-        raise Http404(f"The report of {batch.slug} has no figures.")
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        captions = [
-            f"Figures of the analysis of {batch.slug} ({job.finished_at:%Y-%m-%d %H:%M} UTC)\n"
-        ]
-        for key, chart in figures.items():
-            for fmt in plots.FILE_FORMATS:
-                archive.writestr(f"{batch.slug}-{key}.{fmt}", chart.drawing.file(fmt))
-            captions.append(f"{batch.slug}-{key}: {chart.title}\n{chart.caption}\n")
-        archive.writestr("captions.txt", "\n".join(captions))
-    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
-    response["Content-Disposition"] = content_disposition_header(True, f"{batch.slug}-figures.zip")
-    return response
+    job = _report_job_or_404(batch)
+    return FileResponse(
+        open(figures_zip(job, batch, _reader(job)), "rb"),  # FileResponse closes it
+        as_attachment=True,
+        filename=f"{batch.slug}-figures.zip",
+        content_type="application/zip",
+    )
 
 
 @staff_page(can_analyse)

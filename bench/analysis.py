@@ -1,33 +1,35 @@
-"""Analysis benchmark on PostgreSQL: loading, the metric core, and the whole analysis.
+"""Analysis benchmark on PostgreSQL: the phases of a batch's analysis, the current code
+against a baseline commit in the same run.
 
 Two synthetic absolute batches, written straight into the database with COPY:
 
 * ``bench-large``: 26,070 items (1,738 queries x 15 responses) x 25 labels, 2,300 annotators;
 * ``bench-study``: the study's own scale, 750 items (50 x 15) x 25 labels;
 
-each with 6 score sources (2 reward models, 2 LMs, 2 judges) of decreasing fidelity. For each
-batch it times, in one run: loading (labels and scores into arrays), the metric core (the whole
-report without bootstrap) and the whole analysis with 1,000 resamples, plus the ``analyze``
-command end to end, and writes the figures with their ratios to
-``bench/results/analysis.json`` and ``bench/results/analysis.md``.
+each with 6 score sources (2 reward models, 2 LMs, 2 judges) of decreasing fidelity, all
+items in one category. For each batch and each version of the code (``--baseline``, default
+the commit before this round of speed work), alternately in fresh processes, it times the
+phases: loading (labels and scores into arrays), the metric core (the whole report without
+bootstrap), the bootstrap (the report with 1,000 resamples, less the core) and the whole
+analysis (``analyse_batch``: loading, report, bundles). Best of ``--rounds`` per phase; the
+ratios are current over baseline. Writes ``bench/results/analysis.json`` and ``.md``.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_analysis .venv/bin/python bench/analysis.py
 
 The database named in DATABASE_URL is created if missing; the data is generated once and
-reused by later runs (``--regenerate`` to rebuild it).
+reused by later runs (``--regenerate`` to rebuild it). ``--baseline none`` measures the
+current code alone.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import platform
 import sys
 import time
 import uuid
-from contextlib import redirect_stdout
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -35,8 +37,11 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from bench import baseline  # noqa: E402
+
+DEFAULT_BASELINE = "c658f9a"  # main before this round of speed work
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/bench_analysis"
-RESULTS = REPO / "bench" / "results"
 
 SCALES = {
     "bench-large": {"queries": 1_738, "responses_per_query": 15, "annotators": 2_300},
@@ -66,7 +71,7 @@ def ensure_database(url: str) -> None:
             connection.execute(f'CREATE DATABASE "{name}"')
 
 
-def setup_django(url: str) -> None:
+def setup_django(url: str, migrate: bool = True) -> None:
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
@@ -74,7 +79,8 @@ def setup_django(url: str) -> None:
     django.setup()
     from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
+    if migrate:
+        call_command("migrate", verbosity=0)
 
 
 def _copy(cursor, table: str, columns: list[str], rows) -> None:
@@ -224,19 +230,14 @@ def generate(slug: str, queries: int, responses_per_query: int, annotators: int,
     return batch
 
 
-def timed(function, *args, repeat: int = 3, **kwargs):
-    """Best of ``repeat`` wall-clock runs (the machine may be busy) and the last result."""
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = function(*args, **kwargs)
-        best = min(best, time.perf_counter() - start)
-    return best, result
+def _seconds(function, *args, **kwargs) -> tuple[float, object]:
+    started = time.perf_counter()
+    result = function(*args, **kwargs)
+    return time.perf_counter() - started, result
 
 
 def measure(slug: str, resamples: int) -> dict:
-    from django.core.management import call_command
-
+    """The phases of one analysis of ``slug`` by this process's code (on ``sys.path``)."""
     from analysis.loading import load_batch, load_scores
     from analysis.reports import build_report
     from analysis.services.analyses import analyse_batch
@@ -248,38 +249,32 @@ def measure(slug: str, resamples: int) -> dict:
         arrays = load_batch(batch)
         return arrays, load_scores(batch, arrays)
 
-    load_s, (arrays, sources) = timed(load)
-    core_s, _ = timed(build_report, arrays, sources, n_resamples=0)
-    compute_s, report = timed(build_report, arrays, sources, n_resamples=resamples, repeat=2)
-    whole_s, _ = timed(analyse_batch, batch, n_resamples=resamples, repeat=2)
-
-    def command():
-        with redirect_stdout(io.StringIO()):
-            call_command("analyze", slug, "--bootstrap", str(resamples), "--json", os.devnull)
-
-    command_s, _ = timed(command, repeat=1)
+    load_s, (arrays, sources) = _seconds(load)
+    core_s, _ = _seconds(build_report, arrays, sources, n_resamples=0)
+    compute_s, report = _seconds(build_report, arrays, sources, n_resamples=resamples)
+    whole_s, _ = _seconds(analyse_batch, batch, n_resamples=resamples)
     return {
-        "batch": slug,
-        "items": arrays.n_items,
-        "labels": int(arrays.value.size),
-        "annotators": arrays.n_annotators,
-        "sources": len(sources),
-        "subsets": len(report["subsets"]),
-        "correlations": len(report["correlations"]),
-        "resamples": resamples,
-        "seconds": {
-            "loading": round(load_s, 3),
-            "metric_core_no_bootstrap": round(core_s, 3),
-            "compute_with_bootstrap": round(compute_s, 3),
-            "analyse_batch_whole": round(whole_s, 3),
-            "analyze_command": round(command_s, 3),
+        "size": {
+            "items": arrays.n_items,
+            "labels": int(arrays.value.size),
+            "annotators": arrays.n_annotators,
+            "sources": len(sources),
+            "subsets": len(report["subsets"]),
+            "categories": len(report["by_category"]),
+            "correlations": len(report["correlations"]),
+            "resamples": resamples,
         },
-        "ratios": {
-            "loading_over_compute": round(load_s / compute_s, 3),
-            "loading_over_metric_core": round(load_s / core_s, 3),
-            "bootstrap_share_of_whole": round((compute_s - core_s) / whole_s, 3),
+        "seconds": {
+            "loading": load_s,
+            "metric_core": core_s,
+            "bootstrap": max(compute_s - core_s, 0.0),
+            "report_with_bootstrap": compute_s,
+            "whole_analysis": whole_s,
         },
     }
+
+
+PHASES = ["loading", "metric_core", "bootstrap", "report_with_bootstrap", "whole_analysis"]
 
 
 def main() -> None:
@@ -287,29 +282,59 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1_000)
     parser.add_argument("--regenerate", action="store_true")
     parser.add_argument("--only", choices=list(SCALES), help="one batch only")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per version (best of)")
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git ref, or none")
+    parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--code-root", help=argparse.SUPPRESS)
+    parser.add_argument("--slug", help=argparse.SUPPRESS)
     args = parser.parse_args()
     url = os.environ.get("DATABASE_URL", DEFAULT_URL)
+    if args.measure:
+        baseline.use_code_root(args.code_root)
+        setup_django(url, migrate=False)
+        print(json.dumps(measure(args.slug, args.resamples)))
+        return
     if not url.startswith("postgres"):
         sys.exit("bench/analysis.py measures PostgreSQL: set DATABASE_URL=postgres://...")
     ensure_database(url)
     setup_django(url)
     from annotation.models import Batch
 
+    earlier = None if args.baseline == "none" else baseline.code_tree(args.baseline)
+    script = Path(__file__).resolve()
     results = []
     for slug, scale in SCALES.items():
         if args.only and slug != args.only:
             continue
         if args.regenerate or not Batch.objects.filter(slug=slug).exists():
-            start = time.perf_counter()
+            started = time.perf_counter()
             generate(slug, **scale)
-            print(f"generated {slug} in {time.perf_counter() - start:.1f} s", flush=True)
-        results.append(measure(slug, args.resamples))
-        print(json.dumps(results[-1], indent=2), flush=True)
+            print(f"generated {slug} in {time.perf_counter() - started:.1f} s", flush=True)
+        options = ["--slug", slug, "--resamples", str(args.resamples)]
+        runs: dict[str, list[dict]] = {"current": [], "baseline": []}
+        for _ in range(args.rounds):
+            if earlier is not None:
+                runs["baseline"].append(baseline.run_measurement(script, earlier, options))
+            runs["current"].append(baseline.run_measurement(script, REPO, options))
+        current = baseline.best([run["seconds"] for run in runs["current"]])
+        result = {
+            "batch": slug,
+            **runs["current"][-1]["size"],
+            "seconds": {phase: round(current[phase], 3) for phase in PHASES},
+        }
+        if earlier is not None:
+            before = baseline.best([run["seconds"] for run in runs["baseline"]])
+            result["baseline_seconds"] = {phase: round(before[phase], 3) for phase in PHASES}
+            result["ratios_current_over_baseline"] = baseline.ratios(current, before)
+        results.append(result)
+        print(json.dumps(result, indent=2), flush=True)
 
     from analysis.stats import bootstrap
 
     run = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "baseline": None if earlier is None else baseline.resolve(args.baseline),
+        "rounds": args.rounds,
         "machine": {
             "cpus": os.cpu_count(),
             "load_average_1min_at_end": round(os.getloadavg()[0], 2),
@@ -317,32 +342,31 @@ def main() -> None:
             "numpy": np.__version__,
             "bootstrap_threads": bootstrap.BOOTSTRAP_THREADS,
         },
-        "targets_seconds": {"bench-large whole analysis": 10, "bench-study whole analysis": 2},
+        "targets_seconds": {"bench-large whole analysis": 1.5},
         "results": results,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "analysis.json").write_text(json.dumps(run, indent=2) + "\n")
     lines = [
         f"# Analysis benchmark ({run['when']}, {run['machine']['cpus']} CPUs, "
         f"load {run['machine']['load_average_1min_at_end']} at the end)",
         "",
-        "| batch | items | labels | sources | loading s | core s | compute+bootstrap s | "
-        "whole analysis s | analyze command s | loading / compute |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"{args.resamples} bootstrap resamples; best of {args.rounds} runs per version, each "
+        "in a fresh process, alternating"
+        + (f"; baseline {run['baseline'][:12]}." if earlier is not None else "."),
+        "",
+        "| batch | phase | baseline s | current s | current / baseline |",
+        "|---|---|---:|---:|---:|",
     ]
     for result in results:
-        s = result["seconds"]
-        lines.append(
-            f"| {result['batch']} | {result['items']:,} | {result['labels']:,} | {result['sources']} | "
-            f"{s['loading']} | {s['metric_core_no_bootstrap']} | {s['compute_with_bootstrap']} | "
-            f"{s['analyse_batch_whole']} | {s['analyze_command']} | "
-            f"{result['ratios']['loading_over_compute']} |"
-        )
-    lines += [
-        "",
-        f"{results[0]['resamples'] if results else 0} bootstrap resamples; best of 2–3 runs.",
-    ]
-    (RESULTS / "analysis.md").write_text("\n".join(lines) + "\n")
+        label = f"{result['batch']} ({result['items']:,} items, {result['labels']:,} labels)"
+        for phase in PHASES:
+            before = result.get("baseline_seconds", {}).get(phase)
+            ratio = result.get("ratios_current_over_baseline", {}).get(phase)
+            lines.append(
+                f"| {label} | {phase.replace('_', ' ')} | "
+                f"{'' if before is None else before} | {result['seconds'][phase]} | "
+                f"{'' if ratio is None else ratio} |"
+            )
+    baseline.write_results("analysis", run, lines)
 
 
 if __name__ == "__main__":

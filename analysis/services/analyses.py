@@ -7,7 +7,10 @@ from pathlib import Path
 
 from analysis.access import can_analyse
 from analysis.bundle_section import bundle_section
+from analysis.figure_files import FILES_KEY as FIGURES
+from analysis.figure_files import store_figures
 from analysis.loading import load_batch, load_scores
+from analysis.report_charts import draw_page_charts
 from analysis.report_competence import review_entry
 from analysis.reports import build_report
 from annotation.models import Batch
@@ -15,6 +18,8 @@ from annotation.services.questionnaire import choice_questions
 from core.errors import InvalidInput
 from core.jobs.execution import JobProgress, job_files_dir, newest_report
 from core.jobs.kinds import register_job_kind
+from core.jobs.stored_charts import FILES_KEY as CHARTS
+from core.jobs.stored_charts import store_charts
 from core.models import Job
 
 JOB_KIND = "analysis"
@@ -83,21 +88,40 @@ def write_report(report: dict, path: Path) -> None:
 
 @register_job_kind(JOB_KIND, can_view=can_analyse)
 def run_analysis_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
+    """The report, then its page's charts (``core.jobs.stored_charts``) and its figure files
+    (``analysis.figure_files``), drawn once: the job's progress counts the analysis's steps,
+    then each figure file drawn."""
     params = job.params or {}
+    analysed = 0
+
+    def analysis_progress(done: int, total: int) -> None:
+        nonlocal analysed
+        analysed = total
+        progress(done, total + 1)  # one step more: the figures, until they are counted
+
     report = analyse_batch(
         job.subject,
         n_resamples=params.get("bootstrap", DEFAULT_RESAMPLES),
         seed=params.get("seed", 0),
         group_by=params.get("group_by"),
-        progress=progress,
+        progress=analysis_progress,
     )
     filename = f"{job.pk}-{job.subject.slug}-report.json"
     write_report(report, job_files_dir() / filename)
+    # the page's charts and the figure files, drawn here once for every later view
+    charts = store_charts(job, draw_page_charts(report))
+    figures = store_figures(
+        job,
+        job.subject,
+        report,
+        lambda done, total: progress(analysed + done, analysed + total),
+    )
     summary = {
         "n_items": report["n_items"],
         "n_labels": report["n_labels"],
         "n_annotators": report["n_annotators"],
         "n_sources": len(report["sources"]),
+        "files": {FIGURES: figures, CHARTS: charts},
     }
     return summary, filename
 

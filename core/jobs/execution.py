@@ -25,16 +25,25 @@ def job_files_dir() -> Path:
     return folder
 
 
-def newest_report(subject, kind: str) -> tuple[Job, dict] | None:
-    """The newest succeeded ``kind`` job of ``subject`` whose JSON result file still
-    exists, and that report; ``None`` when there is none."""
+def newest_report_job(subject, kind: str) -> Job | None:
+    """The newest succeeded ``kind`` job of ``subject`` whose JSON result file still exists
+    (without reading it: a large batch's report takes a while to parse)."""
     jobs = subject.jobs.filter(kind=kind, state=Job.State.SUCCEEDED).order_by("-finished_at")
     for job in jobs[:5]:  # a newer one whose file is gone gives way to an older one
         path = job_files_dir() / job.result_path if job.result_path else None
         if path is not None and path.exists():
-            with open(path, encoding="utf-8") as stream:
-                return job, json.load(stream)
+            return job
     return None
+
+
+def newest_report(subject, kind: str) -> tuple[Job, dict] | None:
+    """The newest succeeded ``kind`` job of ``subject`` whose JSON result file still
+    exists, and that report; ``None`` when there is none."""
+    job = newest_report_job(subject, kind)
+    if job is None:
+        return None
+    with open(job_files_dir() / job.result_path, encoding="utf-8") as stream:
+        return job, json.load(stream)
 
 
 def store_upload(upload, extension: str) -> str:

@@ -1,7 +1,7 @@
 """What every page of an analysed subject (a batch's report, a census, a Genie set, a
 corpus) asks of its jobs, in one place: the jobs of one kind, the one running now, the
 newest one if it failed, the newest report or a 404, and the report's charts drawn once
-per finished job and cached.
+per finished job (by the job itself where its runner stores them) and cached.
 
 A study type's page keeps only what is its own: its forms, its report's sections and the
 drawing of its charts (``render``). The list pages ask when each subject was last analysed
@@ -19,6 +19,7 @@ from django.utils.safestring import mark_safe
 from core.csv_files import csv_chunks
 from core.jobs.execution import job_files_dir
 from core.jobs.pages import job_status
+from core.jobs.stored_charts import stored_charts
 from core.models import Job
 
 # a finished job's charts never change: drawn once, kept a day
@@ -54,12 +55,15 @@ def report_or_404(found: tuple[Job, dict] | None, what: str) -> tuple[Job, dict]
 
 
 def cached_charts(prefix: str, job: Job, render: Callable[[], list[dict]]) -> list[dict]:
-    """The charts of a finished job's report, each a dict with its ``svg`` (safe HTML):
-    ``render()`` draws them the first time, the cache keeps them."""
+    """The charts of a finished job's report, each a dict with its ``svg`` (safe HTML): the
+    ones the job stored (``core.jobs.stored_charts``), else ``render()`` draws them; the
+    cache keeps them."""
     key = f"{prefix}-report-charts:{job.pk}"
     charts = cache.get(key)
     if charts is None:
-        charts = render()
+        charts = stored_charts(job)
+        if charts is None:
+            charts = render()
         cache.set(key, charts, CHART_CACHE_SECONDS)
     return [{**chart, "svg": mark_safe(chart["svg"])} for chart in charts]  # noqa: S308
 

@@ -77,7 +77,7 @@
         : "Started…";
     else if (job.state === "running")
       text.textContent = total
-        ? "Step " + job.progress + " of " + total + " (one per score source, plus loading and agreement)"
+        ? "Step " + job.progress + " of " + total + " (the bootstrap of each set of items, each category, then each figure file)"
         : "Started…";
     else if (job.state === "succeeded")
       text.textContent = showOutcome ? "Done: loading the result…" : "Done: loading the report…";
@@ -193,6 +193,54 @@
         url.searchParams.set(column, select.value);
         window.history.replaceState(null, "", url);
       });
+    });
+  }
+
+  // ------------------------------------------------------------------ figures download
+
+  // The analysis stores its figures; a report analysed before that, or a score import since
+  // (the scatter plot shows the scores as they are now), has them drawn on the first
+  // download, which takes a few seconds on a large batch: say so while it runs.
+  const figuresLink = document.getElementById("download-figures");
+  const figuresBox = document.getElementById("figures-progress");
+  if (figuresLink && figuresBox && figuresLink.dataset.figures === "draw") {
+    const figuresText = document.getElementById("figures-progress-text");
+    figuresLink.addEventListener("click", async (event) => {
+      if (figuresLink.dataset.figures !== "draw") return; // drawn now: a plain download
+      event.preventDefault();
+      if (figuresLink.getAttribute("aria-disabled") === "true") return;
+      figuresLink.setAttribute("aria-disabled", "true");
+      figuresBox.hidden = false;
+      const started = Date.now();
+      const tell = () => {
+        const seconds = Math.round((Date.now() - started) / 1000);
+        figuresText.textContent =
+          "Drawing the figures (once; later downloads are immediate)… " + seconds + " s";
+      };
+      tell();
+      const ticker = window.setInterval(tell, 1000);
+      try {
+        const response = await fetch(figuresLink.href, { credentials: "same-origin" });
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        const blob = await response.blob();
+        const save = document.createElement("a");
+        save.href = URL.createObjectURL(blob);
+        save.download = figuresLink.getAttribute("download") || "figures.zip";
+        const name = /filename="?([^";]+)"?/.exec(response.headers.get("Content-Disposition") || "");
+        if (name) save.download = name[1];
+        document.body.append(save);
+        save.click();
+        save.remove();
+        window.setTimeout(() => URL.revokeObjectURL(save.href), 60000);
+        figuresLink.dataset.figures = "ready";
+        figuresText.textContent = "Figures drawn and downloaded.";
+      } catch (error) {
+        figuresText.textContent = "The figures could not be drawn (" + error.message + "); try again.";
+      } finally {
+        window.clearInterval(ticker);
+        figuresBox.querySelector("progress").hidden = true;
+        figuresLink.removeAttribute("aria-disabled");
+      }
     });
   }
 

@@ -153,6 +153,26 @@ def test_category_figures_are_the_report_redone_on_its_items_alone():
         assert full["spearman"]["ci95"] is not None
 
 
+def test_a_category_holding_every_item_has_the_batch_figures():
+    # one category with one sub-category: both groups are the whole batch
+    _, report = categorised_report([("Advice", "Health", 12)], n_workers=3)
+    keys = [(entry["category"], entry["subcategory"]) for entry in report["by_category"]]
+    assert keys == [("Advice", None), ("Advice", "Health")]
+    without_checks = [
+        {key: value for key, value in entry.items() if not key.startswith("attention_checks")}
+        for entry in report["annotators"]
+    ]
+    for entry in report["by_category"]:
+        assert entry["n_items"] == report["n_items"] == 12
+        assert entry["n_labels"] == report["n_labels"]
+        assert entry["correlations"] == report["correlations"]
+        assert entry["by_kind"] == report["by_kind"]
+        assert entry["agreement"] == report["agreement"]
+        assert entry["annotators"] == without_checks
+        assert entry["validity"] == report["validity"]
+        assert entry["subset_sizes"] == {name: len(ids) for name, ids in report["subsets"].items()}
+
+
 def test_a_batch_without_categories_has_an_empty_breakdown(researcher):
     batch = make_batch(n_items=6, per_item=3)
     label_batch(batch, 3, absolute_value)

@@ -263,7 +263,7 @@ def test_download_figures_gives_every_chart_as_svg_and_pdf(settings, tmp_path):
 
     response = researcher.get(f"/manage/{batch.slug}/report/figures.zip")
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
-    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
     names = set(archive.namelist())
     for key in keys:
         assert {f"{batch.slug}-{key}.svg", f"{batch.slug}-{key}.pdf"} <= names, key

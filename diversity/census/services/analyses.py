@@ -19,9 +19,12 @@ from core.errors import InvalidInput, NotFound
 from core.jobs.execution import JobProgress, job_files_dir, newest_report
 from core.jobs.kinds import register_job_kind
 from core.jobs.queue import run_now
+from core.jobs.stored_charts import FILES_KEY as CHARTS
+from core.jobs.stored_charts import store_charts
 from core.models import Job
 from core.parameters import integer_parameter
 from diversity.census.access import can_analyse_census
+from diversity.census.charts import page_charts
 from diversity.census.core.comparison import compare_with_norms
 from diversity.census.core.metrics import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CI_PERCENTILES
 from diversity.census.core.report import census_report, comparison_report
@@ -216,6 +219,8 @@ def run_census_analysis(job: Job, progress: JobProgress) -> tuple[dict, str]:
         "n_categories": report["n_categories"],
         "n_answers": report["n_answers"],
         "human_batch": checked["human_batch"],
+        # the page's charts, drawn here once rather than on the page's first view
+        "files": {CHARTS: store_charts(job, page_charts(report))},
     }
     return summary, filename
 

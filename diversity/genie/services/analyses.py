@@ -21,9 +21,12 @@ from core.errors import NotFound
 from core.jobs.execution import JobProgress, job_files_dir, newest_report
 from core.jobs.kinds import register_job_kind
 from core.jobs.queue import run_now
+from core.jobs.stored_charts import FILES_KEY as CHARTS
+from core.jobs.stored_charts import store_charts
 from core.models import Job
 from core.parameters import integer_parameter
 from diversity.genie.access import can_analyse_genie
+from diversity.genie.charts import page_charts
 from diversity.genie.core.agreement import judge_agreement
 from diversity.genie.core.pairs import pair_similarities
 from diversity.genie.core.report import comparisons, genie_report
@@ -233,6 +236,8 @@ def run_genie_analysis(job: Job, progress: JobProgress) -> tuple[dict, str]:
         "features": report["features"],
         "human_source": report["settings"]["human_source"],
         "human_batch": report["settings"]["human_batch"],
+        # the page's charts, drawn here once rather than on the page's first view
+        "files": {CHARTS: store_charts(job, page_charts(report))},
     }
     return summary, filename
 
