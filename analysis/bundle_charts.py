@@ -2,16 +2,15 @@
 captions, the drawings (``analysis.plots.bundles``) and their cache for the page.
 
 The page shows each beside its table in the bundle sections (not in the general chart
-grid); ``analysis.report_charts.report_figures`` adds them to the figure downloads. A
-report without a ``bundles`` section has none."""
+grid): the analysis job draws them with the page's other charts and stores them
+(``analysis.report_charts.draw_page_charts``), and ``report_figures`` adds them to the
+figure downloads. A report without a ``bundles`` section has none."""
 
 from dataclasses import dataclass
 
 from analysis import plots
 from analysis.presentation.base import min_p_value_n
 from analysis.presentation.bundles import position_sentence, relation_sentence
-from core.jobs.subject_pages import cached_charts
-from core.models import Job
 
 BUNDLE_CAPTIONS = {
     "bundle-positions": (
@@ -105,23 +104,3 @@ def _scale(report: dict) -> list[float]:
         return sorted(float(label) for label in items[0].get("counts", {}))
     except ValueError:  # labels that are not numbers: the chart takes the means' range
         return []
-
-
-def page_bundle_charts(job: Job, report: dict) -> dict[str, dict]:
-    """The bundle charts as inline SVG by key, drawn once per finished job (then cached)."""
-    if not report.get("bundles"):
-        return {}
-    charts = cached_charts(
-        "analysis-bundles-v1",
-        job,
-        lambda: [
-            {
-                "key": chart.key,
-                "title": chart.title,
-                "caption": chart.caption,
-                "svg": chart.drawing.svg(),
-            }
-            for chart in bundle_charts(report)
-        ],
-    )
-    return {chart["key"]: chart for chart in charts}

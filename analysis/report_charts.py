@@ -159,9 +159,14 @@ def _report_charts(report: dict) -> list[ReportChart]:
     return charts
 
 
+# the charts shown in the bundle sections rather than in the chart grid
+BUNDLE_SECTION = "bundles"
+
+
 def draw_page_charts(report: dict) -> list[dict]:
-    """The report's charts as inline SVG (the analysis job draws them and stores them)."""
-    return [
+    """The report's charts as inline SVG (the analysis job draws them and stores them):
+    the chart grid's, then the bundle sections' (``section``)."""
+    grid = [
         {
             "key": chart.key,
             "title": chart.title,
@@ -171,11 +176,33 @@ def draw_page_charts(report: dict) -> list[dict]:
         }
         for chart in _report_charts(report)
     ]
+    in_sections = [
+        {
+            "key": chart.key,
+            "title": chart.title,
+            "caption": chart.caption,
+            "svg": chart.drawing.svg(),
+            "section": BUNDLE_SECTION,
+        }
+        for chart in (bundle_charts(report) if report.get("bundles") else [])
+    ]
+    return grid + in_sections
+
+
+def _stored_or_drawn(job: Job, report: dict) -> list[dict]:
+    return cached_charts("analysis-v3", job, lambda: draw_page_charts(report))
 
 
 def page_charts(job: Job, report: dict) -> list[dict]:
-    """The report's charts as inline SVG: those the job stored, else drawn (then cached)."""
-    return cached_charts("analysis-v2", job, lambda: draw_page_charts(report))
+    """The chart grid's charts as inline SVG: those the job stored, else drawn (then
+    cached)."""
+    return [chart for chart in _stored_or_drawn(job, report) if "section" not in chart]
+
+
+def page_bundle_charts(job: Job, report: dict) -> dict[str, dict]:
+    """The bundle sections' charts as inline SVG, by key (stored or drawn as above)."""
+    charts = _stored_or_drawn(job, report)
+    return {chart["key"]: chart for chart in charts if chart.get("section") == BUNDLE_SECTION}
 
 
 def scatter_figure(batch: Batch, report: dict) -> plots.Drawing | None:

@@ -36,9 +36,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from analysis import presentation
 from analysis.access import can_analyse
-from analysis.bundle_charts import page_bundle_charts
 from analysis.figure_files import figure_file, figures_ready, figures_zip
-from analysis.report_charts import CAPTIONS, page_charts, scatter_figure
+from analysis.report_charts import CAPTIONS, page_bundle_charts, page_charts, scatter_figure
 from analysis.report_kind import compares_two
 from analysis.selectors import coverage as score_coverage
 from analysis.services.analyses import (
