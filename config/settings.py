@@ -296,6 +296,19 @@ JOB_HEARTBEAT_TIMEOUT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_SECOND
 # deleted by the periodic task, except the newest result of each kind per subject
 # (core.jobs.retention); 0 keeps them for ever.
 JOB_FILES_RETENTION_DAYS = int(os.environ.get("JOB_FILES_RETENTION_DAYS", "30"))
+# The local embedding model in this process (a worker's embeddings chunks, embed_corpus):
+# ONNX Runtime threads (0: its own choice, one per core; with several worker processes on
+# one machine, cores / processes), texts per model call, and the device ("auto": a GPU when
+# onnxruntime-gpu finds one, else the CPU; "cpu"; "cuda": a GPU or an error).
+EMBEDDING_THREADS = int(os.environ.get("EMBEDDING_THREADS", "0"))
+EMBEDDING_BATCH_SIZE = int(os.environ.get("EMBEDDING_BATCH_SIZE", "16"))
+EMBEDDING_DEVICE = os.environ.get("EMBEDDING_DEVICE", "auto").strip().lower()
+# The Celery queue of the embeddings' chunks (empty: the default queue): set it to give them
+# to dedicated workers, e.g. a GPU worker started with `celery -A config worker -Q embeddings`.
+EMBEDDING_QUEUE = os.environ.get("EMBEDDING_QUEUE", "").strip()
+# Responses per part of a corpus analysis (diversity.corpora.services.analysis_parts);
+# 0: about 32 parts, each of 1,000 to 20,000 responses.
+CORPUS_ANALYSIS_PART_RESPONSES = int(os.environ.get("CORPUS_ANALYSIS_PART_RESPONSES", "0"))
 
 # Scripts, styles, fonts and images from this site only; no inline script (core.http).
 # MTurk's HIT is finished by a form posted to MTurk itself.
@@ -384,6 +397,14 @@ CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# Jobs and their chunks are long tasks: a worker process reserves one message at a time, so
+# the next chunk of a job goes to whichever worker is free instead of waiting behind this
+# one. The chunk task (core.jobs.chunks) is imported by every worker.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_IMPORTS = ["core.jobs.chunks"]
+# The queue tasks go to when they name none (several platforms on one Redis each need
+# their own; the worker listens with -Q).
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_DEFAULT_QUEUE", "").strip() or "celery"
 # A request that queues a job must not hang while Redis is down or hung: the Redis
 # timeouts above, and one immediate reconnect (a Redis restart closed the pooled
 # connection); then core.jobs.queue fails the job and answers 503. The Celery worker

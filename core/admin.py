@@ -3,7 +3,7 @@ written by the services only)."""
 
 from django.contrib import admin
 
-from core.models import AuditEvent, Job
+from core.models import AuditEvent, Job, JobChunk
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -21,6 +21,12 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 class JobAdmin(ReadOnlyAdmin):
     list_display = ["id", "kind", "subject_type", "subject_id", "state", "progress", "created_at"]
     list_filter = ["kind", "state"]
+
+
+@admin.register(JobChunk)
+class JobChunkAdmin(ReadOnlyAdmin):
+    list_display = ["job", "index", "final", "state", "attempts", "worker", "seconds"]
+    list_filter = ["state", "final"]
 
 
 @admin.register(AuditEvent)

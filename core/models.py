@@ -73,6 +73,52 @@ class Job(models.Model):
         return f"{self.kind} {self.pk} ({self.state})"
 
 
+class JobChunk(models.Model):
+    """One part of a job that workers run in parallel (``core.jobs.chunks``): a range of
+    rows, a set of queries. ``spec`` says which; the job's kind computes it.
+
+    The ``final`` chunk assembles the parts' results into the job's result: it may be taken
+    once every other chunk of the job is ``done``. A chunk is taken by one task at a time
+    (``claim`` holds that task's id) and says it is alive (``alive_at``) while it runs; one
+    whose worker died is taken again, at most ``core.jobs.chunks.MAX_ATTEMPTS`` times.
+    ``seconds`` is how long its computation took (the benchmarks' per-chunk cost).
+    """
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    final = models.BooleanField(default=False)
+    spec = models.JSONField(default=dict, blank=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    claim = models.CharField(max_length=64, blank=True, default="")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True, default="")
+    alive_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "index"], name="core_jobchunk_index"),
+            models.UniqueConstraint(
+                fields=["job"], condition=Q(final=True), name="core_jobchunk_one_final"
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=["pending", "running", "done"]),
+                name="core_jobchunk_state_known",
+            ),
+        ]
+        indexes = [models.Index(fields=["job", "state"], name="jobchunk_job_state")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}#{self.index} ({self.state})"
+
+
 class AuditEvent(models.Model):
     """One state-changing action by a staff member, a command or an automatic policy.
 

@@ -11,10 +11,14 @@ import time
 
 from celery import current_app
 from django.conf import settings
+from kombu.exceptions import KombuError
 from redis import Redis
 from redis.exceptions import RedisError
 
 from core import redis_outage
+
+# What publishing raises when the broker is down or does not answer in time.
+BROKER_ERRORS = (KombuError, RedisError, OSError, TimeoutError)
 
 IN_PROCESS = "in-process"
 PROBE_INTERVAL_S = 2.0

@@ -100,28 +100,44 @@ def run_job(job_id: str, heartbeat: bool = False) -> Job:
     if not claimed:
         job.refresh_from_db()
         return job
+    # in a worker, a kind whose parts may run on several workers hands them over and the
+    # workers finish the job (core.jobs.chunks); anywhere else its runner runs them here
+    distributed = heartbeat and kind.chunked is not None and kind.chunked.splits(job)
     try:
         with JobHeartbeat(job.pk) if heartbeat else nullcontext():
-            result, result_path = kind.runner(job, JobProgress(job))
+            if distributed:
+                kind.chunked.dispatch(job)
+            else:
+                result, result_path = kind.runner(job, JobProgress(job))
     except ServiceError as error:  # the user's input was refused: say why, no traceback
         record_failure(job, str(error), getattr(error, "problems", None))
         return job
     except Exception as error:  # recorded for the user; the traceback goes to the log
         record_failure(job, f"{type(error).__name__}: {error}")
         raise
-    job.refresh_from_db(fields=["progress", "total"])
+    if distributed:
+        # its chunks say they are alive from now on, each on its own row
+        Job.objects.filter(pk=job.pk, state=Job.State.RUNNING).update(alive_at=None)
+    else:
+        record_success(job.pk, result, result_path)
+    job.refresh_from_db()
+    return job
+
+
+def record_success(job_id, result: dict, result_path: str) -> bool:
+    """Mark a running job succeeded with its result; whether it was (a job failed as stale
+    meanwhile stays failed: its user was told to start it again; a finished state is never
+    overwritten)."""
+    counts = Job.objects.filter(pk=job_id).values_list("progress", "total").first()
+    progress, total = counts if counts is not None else (0, None)
     finished = {
         "state": Job.State.SUCCEEDED,
         "result": result,
         "result_path": result_path,
         "finished_at": timezone.now(),
-        "progress": job.total if job.total is not None else job.progress,
+        "progress": total if total is not None else progress,
     }
-    # Conditional: a job failed as stale meanwhile stays failed (its user was told to start
-    # it again), a finished state is never overwritten.
-    Job.objects.filter(pk=job.pk, state=Job.State.RUNNING).update(**finished)
-    job.refresh_from_db()
-    return job
+    return bool(Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(**finished))
 
 
 LOST_WORKER = (
@@ -134,11 +150,18 @@ LOST_WORKER = (
 def fail_lost_job(job_id: str, reason: str) -> bool:
     """Fail a pending or running job whose worker process died; whether it was failed (a
     finished job stays as it ended)."""
+    return fail_running_job(job_id, LOST_WORKER.format(reason=reason.strip() or "WorkerLostError"))
+
+
+def fail_running_job(job_id, message: str, problems: list[str] | None = None) -> bool:
+    """Fail a job that is still pending or running (a finished one stays as it ended);
+    whether it was failed."""
     unfinished = (Job.State.PENDING, Job.State.RUNNING)
     return bool(
         Job.objects.filter(pk=job_id, state__in=unfinished).update(
             state=Job.State.FAILED,
-            message=LOST_WORKER.format(reason=reason.strip() or "WorkerLostError"),
+            message=message,
+            result={"problems": problems} if problems else None,
             finished_at=timezone.now(),
         )
     )

@@ -7,8 +7,10 @@ beside the job writes ``Job.alive_at`` every ``JOB_HEARTBEAT_SECONDS``; a runnin
 ``alive_at`` is older than ``JOB_HEARTBEAT_TIMEOUT_SECONDS`` has lost its worker and is
 failed (``core.jobs.staleness``), which releases what it held.
 
-Not used when a job runs in the web process (no ``REDIS_URL``): the request that started
-it waits for it, and the no-progress bound applies.
+A chunk of a job that workers run in parallel says it is alive the same way
+(``core.jobs.chunks.ChunkHeartbeat``, on ``JobChunk.alive_at``). Not used when a job runs
+in the web process (no ``REDIS_URL``): the request that started it waits for it, and the
+no-progress bound applies.
 """
 
 import logging
@@ -41,13 +43,15 @@ class JobHeartbeat:
         self._stop.set()
         self._thread.join(timeout=self.interval + 5)
 
+    def write(self) -> None:
+        """Say the job is alive (once)."""
+        Job.objects.filter(pk=self.job_id, state=Job.State.RUNNING).update(alive_at=timezone.now())
+
     def _beat(self) -> None:
         try:
             while not self._stop.wait(self.interval):
                 try:
-                    Job.objects.filter(pk=self.job_id, state=Job.State.RUNNING).update(
-                        alive_at=timezone.now()
-                    )
+                    self.write()
                 except Exception:  # a database blip: say so and try again next beat
                     logger.warning("job %s: heartbeat not written", self.job_id, exc_info=True)
                     connection.close()

@@ -14,12 +14,11 @@ import logging
 from collections.abc import Callable
 
 from django.db import transaction
-from kombu.exceptions import KombuError
-from redis.exceptions import RedisError
 
 from core import audit, redis_outage
 from core.audit import Actor
 from core.errors import TemporarilyUnavailable
+from core.jobs.broker import BROKER_ERRORS
 from core.jobs.execution import record_failure
 from core.jobs.execution import run_job as execute_job
 from core.jobs.kinds import job_kind
@@ -28,8 +27,6 @@ from core.tasks import run_job
 
 logger = logging.getLogger(__name__)
 
-# What publishing raises when the broker is down or does not answer in time.
-BROKER_ERRORS = (KombuError, RedisError, OSError, TimeoutError)
 BROKER_RETRY_AFTER_SECONDS = 30
 
 

@@ -15,7 +15,7 @@ class CorporaConfig(AppConfig):
     def ready(self) -> None:
         from diversity.corpora import access, pages
         from diversity.corpora.services import (  # noqa: F401  (register the job kinds)
-            analyses,
+            analysis_parts,
             embedding_jobs,
             imports,
         )

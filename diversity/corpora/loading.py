@@ -58,11 +58,18 @@ class CorpusStructure:
         return next((q for q in self.queries if q.query_id == query_id), None)
 
 
-def corpus_structure(corpus: Corpus, categories: Sequence[str] | None = None) -> CorpusStructure:
-    """Models and queries (only those of ``categories`` when given)."""
+def corpus_structure(
+    corpus: Corpus,
+    categories: Sequence[str] | None = None,
+    positions: tuple[int, int] | None = None,
+) -> CorpusStructure:
+    """Models and queries (only those of ``categories`` when given, and only those whose
+    ``position`` is in ``[first, stop)`` with ``positions``: a part of an analysis)."""
     queries = CorpusQuery.objects.filter(corpus=corpus).order_by("position")
     if categories:
         queries = queries.filter(category__in=list(categories))
+    if positions is not None:
+        queries = queries.filter(position__gte=positions[0], position__lt=positions[1])
     return _structure(corpus, queries)
 
 

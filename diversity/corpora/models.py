@@ -60,6 +60,12 @@ class Corpus(models.Model):
     embedded_at = models.DateTimeField(null=True, blank=True)
     # a local-model run that has not finished (embed_corpus resumes it)
     local_rows_done = models.PositiveIntegerField(default=0)
+    local_done = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The rows of the unfinished run already embedded, as [start, stop) ranges "
+        "(parts finish in any order on several workers); local_rows_done counts them.",
+    )
     local_dtype = models.CharField(max_length=8, blank=True, default="")
     local_origin = models.CharField(
         max_length=300,

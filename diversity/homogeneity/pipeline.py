@@ -57,6 +57,7 @@ __all__ = [
     "measure_query",
     "pools_from_arrays",
     "single_blas_thread",
+    "summarise_corpus",
     "summarise_group",
 ]
 
@@ -430,6 +431,19 @@ def analyse_corpus(
             measures.append(measured)
             if on_query is not None:
                 on_query(pool, measured)
+    return summarise_corpus(measures, model_names, settings)
+
+
+def summarise_corpus(
+    measures: Sequence[QueryMeasures],
+    model_names: Sequence[str],
+    settings: AnalysisSettings | None = None,
+) -> CorpusAnalysis:
+    """The corpus-wide and per-category summaries of measured queries (by
+    :func:`measure_query`, in any order, in one process or several): what
+    :func:`analyse_corpus` gives for the same pools."""
+    settings = settings or AnalysisSettings()
+    with single_blas_thread():
         by_category: dict[str, list[QueryMeasures]] = {}
         for m in measures:
             if m.category is not None:

@@ -143,7 +143,8 @@
       }
       setRunFormsVisible(false);
       showOutcome = false;
-      asShare = false;
+      // a page whose analyses run in parts (data-progress="share") keeps describing them so
+      asShare = card.dataset.progress === "share" && !card.hasAttribute("data-show-outcome");
       show(card, true);
       render(job);
       if (!finished(job)) follow(job.status_url);

@@ -198,3 +198,41 @@ def test_researcher_imports_a_pool_and_its_embeddings_through_the_pages(
     page.evaluate("() => window.scrollTo(0, 0)")
     page.screenshot(path=artifacts / "corpus-embeddings.png", full_page=True)
     assert script_errors == []
+
+
+def test_the_corpus_page_follows_an_analysis_done_in_parts(
+    page: Page, live_server, researcher, artifacts
+):
+    from core.jobs.execution import JobProgress, record_success
+    from diversity.corpora.services.analyses import analysis_params
+    from diversity.corpora.services.analysis_parts import ANALYSIS_PARTS
+
+    corpus = make_corpus("parts", random_rows(queries=10, models=3, samples=2))
+    job = Job.objects.create(
+        kind="corpus_analysis",
+        subject=corpus,
+        params=analysis_params(bootstrap=100),
+        created_by=researcher,
+        state=Job.State.RUNNING,
+        progress=2,
+        total=5,
+        message="2 of 5 parts done",
+    )  # as the workers leave it while they measure its parts
+    script_errors: list[str] = []
+    page.on("pageerror", lambda error: script_errors.append(str(error)))
+    log_in(page, live_server, researcher, "/manage/corpora/parts/")
+    card = page.locator("#job-progress")
+    expect(card).to_be_visible()
+    expect(page.locator("#job-text")).to_have_text("40 % done (2 of 5 parts done)")
+    expect(page.locator("#job-bar")).to_have_attribute("aria-valuenow", "2")
+    assert_no_axe_violations(page, name="corpus page with an analysis in parts")
+    page.screenshot(path=artifacts / "corpus-parts.png", full_page=True)
+
+    Job.objects.filter(pk=job.pk).update(progress=4, message="4 of 5 parts done")
+    expect(page.locator("#job-text")).to_have_text("80 % done (4 of 5 parts done)")
+    job.refresh_from_db()
+    result, result_path = ANALYSIS_PARTS.runner(job, JobProgress(job))
+    record_success(job.pk, result, result_path)
+    expect(page.locator("#models-table")).to_be_visible()  # the page reloads with the report
+    expect(card).to_be_hidden()
+    assert script_errors == []

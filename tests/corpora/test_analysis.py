@@ -150,10 +150,11 @@ def test_analysis_params_are_checked():
     assert analysis_params(lexical="on")["lexical"] is True
 
 
-def test_progress_reaches_the_number_of_queries():
+def test_progress_counts_the_parts_measured():
     corpus = make_corpus("progress")
     job, _ = analysed(corpus)
-    assert (job.progress, job.total) == (2, 2)
+    assert (job.progress, job.total) == (1, 1)  # 8 responses: one part
+    assert job.result["parts"] == 1
 
 
 # --------------------------------------------------------------------------- the command

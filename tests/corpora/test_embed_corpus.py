@@ -210,3 +210,25 @@ def test_the_command_continues_a_stopped_run_of_the_local_model(corpus):
     corpus.refresh_from_db()
     whole = model.embed(texts_of(corpus))
     np.testing.assert_allclose(open_embeddings(corpus), whole, atol=1e-5)
+
+
+def test_a_run_whose_parts_finished_out_of_order_continues_with_the_gaps(corpus):
+    from diversity.corpora.services.local_embedding import embed_rows, start_run
+
+    first = LetterCounts()
+    corpus, chunks = start_run(
+        corpus, first.embedder, chunk_rows=8, dtype="float32", restart=False, token="t", job=None
+    )
+    assert chunks == [(0, 8), (8, 16), (16, 20)]
+    assert embed_rows(corpus, first.embedder, "t", 8, 16) == 8  # a second worker's part
+    assert embed_rows(corpus, first.embedder, "t", 8, 16) == 8  # done twice: left as it is
+    assert len(first.calls) == 1
+    corpus.refresh_from_db()
+    assert (corpus.local_done, corpus.local_rows_done) == ([[8, 16]], 8)
+
+    rest = LetterCounts()
+    corpus = embed_corpus(corpus, embedder=rest.embedder, chunk_rows=8)
+    texts = texts_of(corpus)
+    assert rest.calls == [texts[0:8], texts[16:20]]
+    np.testing.assert_allclose(open_embeddings(corpus), expected(texts), atol=1e-6)
+    assert (corpus.local_done, corpus.local_rows_done) == ([], 0)

@@ -69,3 +69,27 @@ def test_missing_extra_raises_a_clear_error(monkeypatch):
 def test_rejects_batch_size_below_one():
     with pytest.raises(ValueError):
         embed_texts(["x"], batch_size=0)
+
+
+def test_the_gpu_is_used_when_the_runtime_has_it_and_the_cpu_otherwise():
+    from diversity.homogeneity.embedding import execution_providers
+
+    gpu_build = ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"]
+    cpu_build = ["AzureExecutionProvider", "CPUExecutionProvider"]
+    assert execution_providers(gpu_build) == ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert execution_providers(gpu_build, "cuda")[0] == "CUDAExecutionProvider"
+    assert execution_providers(gpu_build, "cpu") == ["CPUExecutionProvider"]
+    assert execution_providers(cpu_build) == ["CPUExecutionProvider"]
+    with pytest.raises(EmbeddingModelUnavailable, match=r"\[embed-gpu\]"):
+        execution_providers(cpu_build, "cuda")
+    with pytest.raises(ValueError, match="device must be one of auto, cpu, cuda"):
+        execution_providers(cpu_build, "tpu")
+
+
+@needs_model
+def test_a_texts_vector_is_the_same_in_any_batch_and_with_any_number_of_threads():
+    texts = [" ".join(["word"] * n) + f" number {n}" for n in (1, 7, 40, 120, 300)]
+    alone = np.vstack([embed_texts([text], threads=1) for text in texts])
+    assert np.array_equal(embed_texts(texts, batch_size=16, threads=2), alone)
+    assert np.array_equal(embed_texts(texts[::-1], batch_size=2, threads=1)[::-1], alone)
+    assert embedding.active_providers(1) == ["CPUExecutionProvider"]

@@ -22,7 +22,7 @@ item import holds and no second copy of the texts is built in memory. Item, quer
 response ids become ``<corpus>/<id>`` (ids are project-wide in batches; past 200 characters
 the id is replaced by its hash); each item's metadata keeps the corpus's own ids, the model,
 the sample, the typicality and which end of the ranking chose it, so the corpus analysis can
-link the item's ratings back (``services.analyses.item_rows``).
+link the item's ratings back (``services.human_link.item_rows``).
 """
 
 import hashlib

@@ -1,13 +1,17 @@
 """The corpus-embeddings job: import an uploaded file (``embeddings.import_embeddings``)
-or compute with the local model (``local_embedding.embed_corpus``); one embeddings job of
-a corpus at a time (409 while one is pending or running)."""
+or compute with the local model (``local_embedding``), the latter split into parts of
+2,048 rows that any number of Celery workers embed in parallel (``core.jobs.chunks``; in
+one process without a broker); one embeddings job of a corpus at a time (409 while one is
+pending or running)."""
 
 import os
 
+from django.conf import settings
 from django.db import transaction
 
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput, ServiceError
+from core.jobs.chunks import ChunkedWork, Plan
 from core.jobs.execution import JobProgress, job_files_dir, store_upload
 from core.jobs.kinds import register_job_kind
 from core.jobs.queue import start_job
@@ -80,41 +84,101 @@ def start_embeddings_compute(
     return start_job(JOB_KIND, corpus, params, user, guard=lambda: _refuse_while_busy(corpus))
 
 
-@register_job_kind(JOB_KIND, can_view=can_change_corpora)
-def run_embeddings_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
-    """Import an uploaded embedding file (``stored_file``), or compute the embeddings with
-    the local model (``source: local_model``, continuing an unfinished run)."""
+def _job_token(job: Job) -> str:
+    """The run token of a job's local-model run: the same in every worker that takes a part."""
+    return f"job-{job.pk.hex}"
+
+
+def _corpus_of(job: Job) -> Corpus:
+    """The job's corpus as it is now (parts of the job change it)."""
+    corpus = Corpus.objects.filter(pk=job.subject_id).first()
+    if corpus is None:
+        raise ServiceError("corpus: the corpus of this job no longer exists")
+    return corpus
+
+
+def _plan_local_run(job: Job) -> Plan:
+    """Take the corpus's unfinished file over for this job; one part per chunk still to embed
+    (``chunk_rows`` rows, 2,048 by default: the chunks of a run in one process)."""
     params = job.params or {}
-    stored = job_files_dir() / params["stored_file"] if params.get("stored_file") else None
-    corpus = job.subject
-    try:
-        if corpus is None:
-            raise ServiceError("corpus: the corpus of this job no longer exists")
-        if stored is None:
-            corpus = local_embedding.embed_corpus(
-                corpus,
-                dtype=params.get("dtype", "float32"),
-                restart=bool(params.get("restart", False)),
-                actor=Actor.of(job.created_by),
-                progress=progress,
-                job=job,
-            )
-        else:
-            corpus = import_embeddings(
-                corpus,
-                stored,
-                filename=params["filename"],
-                dtype=params.get("dtype", "float32"),
-                actor=Actor.of(job.created_by),
-                progress=progress,
-            )
-    finally:
-        if stored is not None and stored.exists():
-            os.remove(stored)
+    embedder = local_embedding.job_embedder()
+    corpus, chunks = local_embedding.start_run(
+        _corpus_of(job),
+        embedder,
+        chunk_rows=int(params.get("chunk_rows") or local_embedding.LOCAL_CHUNK_ROWS),
+        dtype=params.get("dtype", "float32"),
+        restart=bool(params.get("restart", False)),
+        token=_job_token(job),
+        job=job,
+    )
+    return Plan(
+        parts=[{"start": start, "stop": stop} for start, stop in chunks],
+        final={"model": embedder.name, "dimension": embedder.dimension},
+    )
+
+
+def _embed_part(job: Job, spec: dict) -> None:
+    embedder = local_embedding.job_embedder()
+    corpus = _corpus_of(job)
+    if embedder.name != corpus.local_origin:
+        raise ServiceError(
+            f"embedding: this worker's model ({embedder.name}) is not the run's "
+            f"({corpus.local_origin}); give every worker the same model"
+        )
+    local_embedding.embed_rows(corpus, embedder, _job_token(job), spec["start"], spec["stop"])
+
+
+def _install_local_run(job: Job, final: dict, progress: JobProgress) -> tuple[dict, str]:
+    corpus = local_embedding.finish_run(
+        _corpus_of(job),
+        final["model"],
+        final["dimension"],
+        _job_token(job),
+        Actor.of(job.created_by),
+    )
+    return _summary(corpus), ""
+
+
+def _summary(corpus: Corpus) -> dict:
     return {
         "corpus": corpus.name,
         "source": corpus.embedding_source,
         "origin": corpus.embedding_origin,
         "dimension": corpus.embedding_dimension,
         "dtype": corpus.embedding_dtype,
-    }, ""
+    }
+
+
+# Computing with the local model splits into parts for the workers; an import does not.
+LOCAL_RUN = ChunkedWork(
+    plan=_plan_local_run,
+    run_part=_embed_part,
+    assemble=_install_local_run,
+    queue=lambda: settings.EMBEDDING_QUEUE or None,
+    splits=lambda job: not (job.params or {}).get("stored_file"),
+)
+
+
+@register_job_kind(JOB_KIND, can_view=can_change_corpora, chunked=LOCAL_RUN)
+def run_embeddings_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
+    """Import an uploaded embedding file (``stored_file``), or compute the embeddings with
+    the local model (``source: local_model``, continuing an unfinished run), in this process.
+    In a Celery worker a computation is instead spread over the workers, a part per chunk
+    of rows (``LOCAL_RUN``, ``core.jobs.chunks``)."""
+    params = job.params or {}
+    if not params.get("stored_file"):
+        return LOCAL_RUN.runner(job, progress)
+    stored = job_files_dir() / params["stored_file"]
+    try:
+        corpus = import_embeddings(
+            _corpus_of(job),
+            stored,
+            filename=params["filename"],
+            dtype=params.get("dtype", "float32"),
+            actor=Actor.of(job.created_by),
+            progress=progress,
+        )
+    finally:
+        if stored.exists():
+            os.remove(stored)
+    return _summary(corpus), ""
