@@ -10,6 +10,7 @@ sends them. (The round trip through PostgreSQL itself is in ``test_export_databa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from annotation.services.exports import streaming
 from annotation.services.exports.streaming import unescape_copy_text
 
 ESCAPED = {"\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -38,3 +39,18 @@ def test_an_escaped_backslash_before_an_escape_letter_stays_a_backslash():
     # \\n is a backslash then "n"; \\\n is a backslash then a newline
     assert unescape_copy_text(b"a\\\\nb\\\\\\nc\\\\\n") == b"a\\nb\\\nc\\\n"
     assert unescape_copy_text(b"plain text, nothing escaped\n") == b"plain text, nothing escaped\n"
+
+
+def test_pieces_are_bounded_by_bytes_whatever_the_length_of_an_item():
+    """A 5,000-word response (about 30 kB) shared by 200 labels: each label's line carries
+    it, so a piece holds as many lines as fit in PIECE_BYTES, not a fixed number of them."""
+    response = ("word " * 5000).encode()
+    rows = [memoryview(b"I" + response + b",\n")]
+    rows += [memoryview(b"L" + f"ann-{index},5\n".encode()) for index in range(200)]
+    pieces = list(streaming._pieces(iter(rows), crlf=True, max_lines=1000))
+    line = len(response) + len(b",ann-000,5\r\n")
+    assert all(len(data) <= streaming.PIECE_BYTES + line for _, data in pieces)
+    assert len(pieces) > 1 and sum(count for count, _ in pieces) == 200
+    text = b"".join(data for _, data in pieces)
+    expected = b"".join(response + f",ann-{index},5\r\n".encode() for index in range(200))
+    assert text == expected

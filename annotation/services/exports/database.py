@@ -1,15 +1,18 @@
 """PostgreSQL: the long layout built by the database itself.
 
 On PostgreSQL the long layout (one row per label) does not pass through Python objects
-row by row: one query joins each label to its item, query, response(s), annotator,
-participation and batch, in the export's order (item position, item, submission time,
-label), and returns each row as its finished line — a CSV line or a JSONL line, byte for
-byte what the Python writers (``formats``) make of the same row — or, for Parquet, a line
-of CSV that Arrow parses (``arrow``: every present text quoted, so that only an empty
-unquoted cell is null; values as stored). An item's part of the line is built once per
-item, in a subquery joined to its labels, and nothing in the query keeps PostgreSQL from
-running it in parallel. ``streaming`` reads the lines. The Python path stays the reference (and serves SQLite), and a test
-compares the two byte for byte.
+row by row: one query builds each line as text — a CSV line or a JSONL line, byte for byte
+what the Python writers (``formats``) make of the same row — or, for Parquet, a line of
+CSV that Arrow parses (``arrow``: every present text quoted, so that only an empty
+unquoted cell is null; values as stored), in the export's order (item position, item,
+submission time, label). A line has two parts: the item's (its columns, with its query,
+response(s) and batch), built once per item, and the label's (with its annotator and
+the annotator's participation). The query returns them as rows of their own, each item's
+row just before its labels' rows (``ITEM_ROW``, ``LABEL_ROW``); ``streaming`` reads them
+and puts each line together. So an item's texts are built, sorted and sent once rather
+than once per label, and nothing in the query keeps PostgreSQL from running it in
+parallel. The Python path stays the reference (and serves SQLite), and a test compares
+the two byte for byte.
 
 The same rules as the writers: CSV cells that begin with ``=``, ``+``, ``-`` or ``@``
 get a leading apostrophe (text columns only; numbers stay numbers), a cell is quoted
@@ -42,6 +45,9 @@ PARTICIPATION = (
 )
 LABEL_FIELDS = {field.column for field in Label._meta.concrete_fields}
 TYPES = {"string", "int", "bool", "float"}
+# the first character of each row of ``line_sql``: an item's part, or a label's
+ITEM_ROW = "I"
+LABEL_ROW = "L"
 
 # one to_char, then ".000000" dropped: isoformat() leaves zero microseconds out
 ISO_UTC = (
@@ -224,48 +230,51 @@ def _query(
     rest: str,
     categories: CategoryFilter = NO_FILTER,
 ):
-    """The long layout's query: each label's line, ``part || rest``, in the export's order.
-    ``part`` (the item's part, columns of an item and its joins) is computed once per item
-    in a subquery; ``rest`` is the label's part. The subquery is grouped by the keys of
-    its tables — one row per item all the same — because a grouped subquery is not merged
-    into the outer query (where the part would be computed again for each of the item's
-    labels) and may still run in parallel workers, where ``OFFSET 0``, the usual way to
-    keep a subquery apart, would keep the whole query in one process.
-    ``categories`` keeps the items of a category (``selectors.CategoryFilter``'s rule:
-    the query's category and sub-category equal to those given)."""
+    """The long layout's query: a row of each item (``ITEM_ROW`` and ``part``, the item's
+    part of its lines), then a row of each of its labels (``LABEL_ROW`` and ``rest``, the
+    label's part), in the export's order. ``categories`` keeps the items of a category
+    (``selectors.CategoryFilter``'s rule: the query's category and sub-category equal to
+    those given)."""
     _, _, joins = _expressions(batch)
     item_where, item_params = "i.batch_id = %s", [batch.pk]
+    filter_joins = {}
     for field, value in categories.params().items():
         alias, table, key = RELATED["query"]
-        joins.setdefault(alias, f"LEFT JOIN {table} {alias} ON {alias}.id = {key}")
+        filter_joins[alias] = f"LEFT JOIN {table} {alias} ON {alias}.id = {key}"
         item_where += f" AND {alias}.{field} = %s"
         item_params.append(value)
+    joins.update(filter_joins)
     where = "l.batch_id = %s" + ("" if all_statuses else " AND l.status = %s")
-    params: list = [*item_params, batch.pk] + ([] if all_statuses else [LabelStatus.COUNTED])
+    label_params = [batch.pk] + ([] if all_statuses else [LabelStatus.COUNTED])
     sql = f"""
-        SELECT it.part || {rest}
-        FROM annotation_label l
-        JOIN (
-            SELECT i.id, i.position, {part} AS part
+        SELECT line FROM (
+            SELECT i.position, i.id AS item, 0 AS row, NULL::timestamptz AS submitted_at,
+                0::bigint AS label, '{ITEM_ROW}' || {part} AS line
             FROM annotation_item i
             JOIN annotation_batch b ON b.id = i.batch_id
             {" ".join(joins.values())}
             WHERE {item_where}
-            GROUP BY {", ".join(["i.id", "b.id", *(f"{alias}.id" for alias in joins)])}
-        ) it ON it.id = l.item_id
-        JOIN annotation_annotator an ON an.id = l.annotator_id
-        {PARTICIPATION}
-        WHERE {where}
-        ORDER BY it.position, it.id, l.submitted_at, l.id
+            UNION ALL
+            SELECT i.position, i.id, 1, l.submitted_at, l.id, '{LABEL_ROW}' || {rest}
+            FROM annotation_label l
+            JOIN annotation_item i ON i.id = l.item_id
+            {" ".join(filter_joins.values())}
+            JOIN annotation_annotator an ON an.id = l.annotator_id
+            {PARTICIPATION}
+            WHERE {item_where} AND {where}
+        ) rows
+        ORDER BY position, item, row, submitted_at, label
     """
-    return sql, params
+    return sql, [*item_params, *item_params, *label_params]
 
 
 def line_sql(
     batch: Batch, fmt: str, all_statuses: bool, categories: CategoryFilter = NO_FILTER
 ) -> tuple[str, list]:
-    """The query of each row's whole line, in one text column: its CSV line, JSONL line
-    or line of the CSV Arrow reads for Parquet (``fmt="arrow"``), without its line end."""
+    """The query of the long layout's lines for a CSV file, a JSONL file or the CSV Arrow
+    reads for Parquet (``fmt="arrow"``), in one text column: each item's part of its
+    lines, then each of its labels' part (``_query``); a line is the two joined, without
+    its line end."""
     items, labels, _ = _expressions(batch)
     if fmt in ("csv", "arrow"):
         cell = _csv_cell if fmt == "csv" else _arrow_cell

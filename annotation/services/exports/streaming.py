@@ -1,15 +1,18 @@
 """Reading the lines ``database.line_sql`` builds, in pieces of whole lines, in bounded memory.
 
-Outside a transaction the lines come by ``COPY (<query>) TO STDOUT`` on a connection of
+The query returns an item's part of its lines once, in a row of its own before its labels'
+rows; the reader puts each line together, the item's part then the label's.
+
+Outside a transaction the rows come by ``COPY (<query>) TO STDOUT`` on a connection of
 their own to ``settings.DIRECT_DATABASE`` (PostgreSQL itself, never a transaction
 pooler): one statement that streams while PostgreSQL computes it, in parallel where the
 planner chooses to (a cursor is never run in parallel, and a ``WITH HOLD`` cursor has the
 whole result computed and stored before its first row leaves). Client and server work
-side by side, and the client's part is a few ``bytes`` operations per piece: PostgreSQL
-sends one message per line, which the reader only collects and joins. The connection is
-the export's own because a COPY holds its connection until its last line, while the
-export's progress is written meanwhile (``core.jobs``) through the default connection —
-the direct one, when no pooler stands in front.
+side by side, and the client's part is a few list appends per line and a few ``bytes``
+operations per piece: PostgreSQL sends one message per row, which the reader collects
+and joins. The connection is the export's own because a COPY holds its connection until
+its last row, while the export's progress is written meanwhile (``core.jobs``) through
+the default connection — the direct one, when no pooler stands in front.
 
 Inside a transaction (``atomic``) a connection of its own would not see the rows the
 transaction wrote, so the lines are read on the transaction's own connection, through a
@@ -29,6 +32,8 @@ import psycopg
 from django.conf import settings
 from django.db import connections
 from psycopg import pq
+
+from annotation.services.exports.database import LABEL_ROW
 
 # a piece holds at most this many bytes of lines (or one line, when a line is longer)
 PIECE_BYTES = 256 * 1024
@@ -66,9 +71,9 @@ def unescape_copy_text(data: bytes) -> bytes:
 
 
 def read_lines(sql: str, params: list, *, crlf: bool, max_lines: int) -> Pieces:
-    """The query's lines (one text column each), as ``(number of lines, bytes)`` pieces of
-    whole lines in UTF-8, each line ended by CRLF (``crlf``) or LF; a piece holds at most
-    ``max_lines`` lines and about ``PIECE_BYTES`` bytes."""
+    """The lines of a ``database.line_sql`` query, as ``(number of lines, bytes)`` pieces
+    of whole lines in UTF-8, each line ended by CRLF (``crlf``) or LF; a piece holds at
+    most ``max_lines`` lines and about ``PIECE_BYTES`` bytes (or one line, if longer)."""
     direct = connections[settings.DIRECT_DATABASE]
     if direct.in_atomic_block:
         yield from _cursor_lines(direct, sql, params, crlf=crlf, max_lines=max_lines)
@@ -94,29 +99,20 @@ def _copied_lines(direct, sql: str, params: list, *, crlf: bool, max_lines: int)
             # (an error, or the reader closing early, cancels the COPY)
             with cursor.copy(f"COPY ({sql}) TO STDOUT", params):
                 _log(direct, sql, started)
-                lines: list = []
-                size = 0
-                for line in _copy_data(raw.pgconn):
-                    lines.append(line)
-                    size += len(line)
-                    if size >= PIECE_BYTES or len(lines) >= max_lines:
-                        yield len(lines), _piece(lines, crlf)
-                        lines, size = [], 0
-                if lines:
-                    yield len(lines), _piece(lines, crlf)
+                yield from _pieces(_copy_data(raw.pgconn), crlf, max_lines)
     finally:
         own.close()
 
 
 def _copy_data(pgconn) -> Iterator[memoryview]:
-    """The lines of the COPY in progress on ``pgconn`` (each a message, its LF included),
+    """The rows of the COPY in progress on ``pgconn`` (each a message, its LF included),
     then its outcome read (raised if it failed). libpq is asked directly: psycopg's
     ``Copy`` would spend more per line than the rest of the export does."""
     socket = pgconn.socket
     while True:
-        size, line = pgconn.get_copy_data(1)  # without waiting: whatever has arrived
+        size, row = pgconn.get_copy_data(1)  # without waiting: whatever has arrived
         if size > 0:
-            yield line
+            yield row
         elif size == 0:  # nothing complete yet: wait for more (the GIL released)
             select.select([socket], [], [])
             pgconn.consume_input()
@@ -135,6 +131,31 @@ def _copy_data(pgconn) -> Iterator[memoryview]:
             raise psycopg.errors.error_from_result(result)
 
 
+LABEL = ord(LABEL_ROW)
+
+
+def _pieces(rows: Iterator[memoryview], crlf: bool, max_lines: int) -> Pieces:
+    """The lines of COPY's rows (``ITEM_ROW`` or ``LABEL_ROW`` first, a LF last): a
+    label's line is its item's part, then its own (its LF included)."""
+    parts: list = []  # of lines: each an item's part then a label's
+    lines = size = part_size = 0
+    part = b""
+    for row in rows:
+        if row[0] == LABEL:
+            parts.append(part)
+            parts.append(row[1:])
+            lines += 1
+            size += part_size + len(row)
+            if size >= PIECE_BYTES or lines >= max_lines:
+                yield lines, _piece(parts, crlf)
+                parts, lines, size = [], 0, 0
+        else:
+            part = row[1:-1]
+            part_size = len(part)
+    if lines:
+        yield lines, _piece(parts, crlf)
+
+
 def _piece(lines: list, crlf: bool) -> bytes:
     data = b"".join(lines)
     if crlf:  # before unescaping: until then, every LF ends a line
@@ -150,13 +171,20 @@ def _cursor_lines(direct, sql: str, params: list, *, crlf: bool, max_lines: int)
             started = time.monotonic()
             cursor.execute(sql, params)
             _log(direct, sql, started)
-            size = 100  # lines in the first fetch; then as many as make about FETCH_BYTES
+            size = 100  # rows in the first fetch; then as many as make about FETCH_BYTES
+            part = ""
             while rows := cursor.fetchmany(size):
-                for start in range(0, len(rows), max_lines):
-                    lines = [line for (line,) in rows[start : start + max_lines]]
-                    piece = (end.join(lines) + end).encode()
-                    yield len(lines), piece
-                line_bytes = max(1, len(piece) // len(lines))
-                size = max(1, min(FETCH_ROWS, FETCH_BYTES // line_bytes))
+                lines: list = []
+                fetched = 0
+                for (row,) in rows:
+                    fetched += len(row)
+                    if row[0] == LABEL_ROW:
+                        lines.append(part + row[1:])
+                    else:
+                        part = row[1:]
+                for start in range(0, len(lines), max_lines):
+                    piece = lines[start : start + max_lines]
+                    yield len(piece), (end.join(piece) + end).encode()
+                size = max(1, min(FETCH_ROWS, FETCH_BYTES * len(rows) // max(1, fetched)))
         finally:
             cursor.close()
