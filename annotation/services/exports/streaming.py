@@ -37,7 +37,7 @@ from annotation.services.exports.database import LABEL_ROW
 
 # a piece holds at most this many bytes of lines (or one line, when a line is longer)
 PIECE_BYTES = 256 * 1024
-# inside a transaction: bytes aimed at per fetch, and the most lines one fetch asks for
+# inside a transaction: bytes aimed at per fetch, and the most rows one fetch asks for
 FETCH_BYTES = 1024 * 1024
 FETCH_ROWS = 10_000
 # what COPY's text format writes for each character it escapes, but the backslash
@@ -173,18 +173,22 @@ def _cursor_lines(direct, sql: str, params: list, *, crlf: bool, max_lines: int)
             _log(direct, sql, started)
             size = 100  # rows in the first fetch; then as many as make about FETCH_BYTES
             part = ""
+            lines: list = []
+            characters = 0
             while rows := cursor.fetchmany(size):
-                lines: list = []
                 fetched = 0
                 for (row,) in rows:
                     fetched += len(row)
-                    if row[0] == LABEL_ROW:
-                        lines.append(part + row[1:])
-                    else:
+                    if row[0] != LABEL_ROW:
                         part = row[1:]
-                for start in range(0, len(lines), max_lines):
-                    piece = lines[start : start + max_lines]
-                    yield len(piece), (end.join(piece) + end).encode()
+                        continue
+                    lines.append(part + row[1:])
+                    characters += len(lines[-1])
+                    if characters >= PIECE_BYTES or len(lines) >= max_lines:
+                        yield len(lines), (end.join(lines) + end).encode()
+                        lines, characters = [], 0
                 size = max(1, min(FETCH_ROWS, FETCH_BYTES * len(rows) // max(1, fetched)))
+            if lines:
+                yield len(lines), (end.join(lines) + end).encode()
         finally:
             cursor.close()
