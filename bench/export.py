@@ -4,9 +4,12 @@ The reference is what PostgreSQL alone does: ``COPY (SELECT ...) TO STDOUT (FORM
 of the same joined rows (label, item, query, response, annotator, batch) in the same
 order (item position, item, submission time, label), read by the client. Against it, in
 the same run, each format of the platform's long export (``export_to_file``: the command's
-and the background job's path) of the same batch is timed, best of ``--repeat``, with the
-peak memory it adds to the process (``VmHWM`` reset through ``/proc/self/clear_refs``).
-The figure of merit is COPY time ÷ export time (1.0 = as fast as COPY).
+and the background job's path) of the same batch is timed, with the peak memory it adds
+to the process (``VmHWM`` reset through ``/proc/self/clear_refs``). The COPY and the
+exports run one after the other in each of ``--repeat`` rounds, and each keeps its best
+round. The figure of merit is COPY time ÷ export time (1.0 = as fast as COPY). The export
+turns PostgreSQL's JIT compilation off for its statement; the COPY runs with the server's
+setting, and again with JIT off, for a second ratio.
 
 The batch is ``bench/analysis.py``'s ``bench-large``: 26,070 absolute items (1,738 queries
 x 15 responses) x 25 counted labels = 651,750 labels from 2,300 annotators, written with
@@ -37,7 +40,9 @@ DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/bench_export"
 RESULTS = REPO / "bench" / "results"
 SLUG = "bench-large"
 FORMATS = ("csv", "jsonl", "parquet")
-TARGET_SHARE_OF_COPY = 0.5
+# the long CSV's share of COPY's speed to reach (issue 22); JSONL and Parquet are reported
+TARGET_SHARE_OF_COPY = 0.8
+TARGET_FORMAT = "csv"
 
 
 def copy_sql(batch_pk: int) -> str:
@@ -85,12 +90,16 @@ def _vacuum_analyze() -> None:
             connection.execute(f"VACUUM ANALYZE annotation_{table}")
 
 
-def timed_copy(batch_pk: int) -> tuple[float, int]:
-    """Seconds for the COPY, read whole by the client; and the bytes it produced."""
+def timed_copy(batch_pk: int, jit: bool = True) -> tuple[float, int]:
+    """Seconds for the COPY, read whole by the client; and the bytes it produced. With
+    ``jit=False`` PostgreSQL's JIT compilation is off, as the export turns it off for its
+    own statement (``exports.streaming``); otherwise the server's setting holds."""
     import psycopg
 
     url = os.environ["DATABASE_URL"]
     with psycopg.connect(url) as connection, connection.cursor() as cursor:
+        if not jit:
+            cursor.execute("SET jit = off")
         started = time.perf_counter()
         size = 0
         with cursor.copy(copy_sql(batch_pk)) as copy:
@@ -122,27 +131,36 @@ def measure(repeat: int) -> dict:
     labels = batch.labels.filter(status="counted").count()
     _vacuum_analyze()
     timed_copy(batch.pk)  # warm-up: the first read of fresh rows also sets their hint bits
-    copy_runs = [timed_copy(batch.pk) for _ in range(repeat)]
+    # round after round, the references and the exports side by side (the load changes)
+    copy_runs, unjitted_runs, export_runs = [], [], {fmt: [] for fmt in FORMATS}
+    with tempfile.TemporaryDirectory(prefix="bench-export-") as folder:
+        for round_ in range(repeat):
+            copy_runs.append(timed_copy(batch.pk))
+            unjitted_runs.append(timed_copy(batch.pk, jit=False))
+            for fmt in FORMATS:
+                export_runs[fmt].append(timed_export(batch, fmt, Path(folder)))
+            print(f"  round {round_ + 1} of {repeat}", flush=True)
     copy_seconds = min(seconds for seconds, _ in copy_runs)
+    unjitted_seconds = min(seconds for seconds, _ in unjitted_runs)
     result = {
         "batch": SLUG,
         "labels": labels,
         "copy": {"seconds": round(copy_seconds, 3), "bytes": copy_runs[0][1]},
+        "copy_without_jit": {"seconds": round(unjitted_seconds, 3)},
         "exports": {},
     }
-    with tempfile.TemporaryDirectory(prefix="bench-export-") as folder:
-        for fmt in FORMATS:
-            runs = [timed_export(batch, fmt, Path(folder)) for _ in range(repeat)]
-            best = min(runs, key=lambda run: run[0])
-            result["exports"][fmt] = {
-                "seconds": round(best[0], 3),
-                "rows": best[1],
-                "bytes": best[2],
-                "peak_mb": round(max(run[3] for run in runs), 1),
-                "share_of_copy": round(copy_seconds / best[0], 3),
-                "labels_per_s": round(labels / best[0]),
-            }
-            print(f"  long {fmt}: {json.dumps(result['exports'][fmt])}", flush=True)
+    for fmt, runs in export_runs.items():
+        best = min(runs, key=lambda run: run[0])
+        result["exports"][fmt] = {
+            "seconds": round(best[0], 3),
+            "rows": best[1],
+            "bytes": best[2],
+            "peak_mb": round(max(run[3] for run in runs), 1),
+            "share_of_copy": round(copy_seconds / best[0], 3),
+            "share_of_copy_without_jit": round(unjitted_seconds / best[0], 3),
+            "labels_per_s": round(labels / best[0]),
+        }
+        print(f"  long {fmt}: {json.dumps(result['exports'][fmt])}", flush=True)
     return result
 
 
@@ -156,18 +174,26 @@ def render(run: dict) -> str:
         f"`{result['batch']}`: {result['labels']:,} counted labels (26,070 items x 25). "
         f"Reference: `COPY (SELECT <the same joined, ordered rows>) TO STDOUT (FORMAT csv)` "
         f"read by the client: **{copy['seconds']} s** ({copy['bytes'] / 1e6:.1f} MB). "
-        f"Target: each export within {1 / TARGET_SHARE_OF_COPY:.0f}x of COPY "
-        f"(share of COPY ≥ {TARGET_SHARE_OF_COPY}).",
+        f"Target: the {TARGET_FORMAT.upper()} export at least {TARGET_SHARE_OF_COPY} of COPY's "
+        f"speed, i.e. within {1 / TARGET_SHARE_OF_COPY:.2f}x of its time (share of COPY ≥ "
+        f"{TARGET_SHARE_OF_COPY}).",
         "",
-        "| format | seconds | labels/s | MB written | peak memory added (MB) | share of COPY |",
-        "|---|---:|---:|---:|---:|---:|",
+        f"The same COPY with JIT compilation off (the export turns it off for its own "
+        f"statement): {result['copy_without_jit']['seconds']} s. Each export and each "
+        f"COPY: best of {run['repeat']} rounds, run side by side in each round.",
+        "",
+        "| format | seconds | labels/s | MB written | peak memory added (MB) | share of COPY "
+        "| share of COPY without JIT |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for fmt, figures in result["exports"].items():
-        mark = "✓" if figures["share_of_copy"] >= TARGET_SHARE_OF_COPY else "✗"
+        mark = ""
+        if fmt == TARGET_FORMAT:
+            mark = " ✓" if figures["share_of_copy"] >= TARGET_SHARE_OF_COPY else " ✗"
         lines.append(
             f"| {fmt} | {figures['seconds']} | {figures['labels_per_s']:,} | "
             f"{figures['bytes'] / 1e6:.1f} | {figures['peak_mb']} | "
-            f"{figures['share_of_copy']} {mark} |"
+            f"{figures['share_of_copy']}{mark} | {figures['share_of_copy_without_jit']} |"
         )
     machine = run["machine"]
     lines += [
@@ -182,7 +208,7 @@ def render(run: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="best of K per measurement")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds; each keeps its best")
     parser.add_argument("--regenerate", action="store_true", help="rebuild the batch")
     parser.add_argument("--out-dir", default=str(RESULTS))
     args = parser.parse_args()

@@ -5,8 +5,9 @@ while it works.
 In transaction mode a server connection passes to another client between transactions,
 so nothing session-level may be used on it: with ``DATABASE_TRANSACTION_POOLING=1`` the
 hot statements are not prepared (PgBouncer before 1.21 would lose them: "prepared
-statement does not exist"), Django's server-side cursors are off, and the export's cursor
-held across transactions goes to ``DATABASE_DIRECT_URL``. Debian's PgBouncer (1.18) in
+statement does not exist"), Django's server-side cursors are off, and the long export's
+COPY, which holds a connection while it streams, goes to ``DATABASE_DIRECT_URL`` on a
+connection of its own. Debian's PgBouncer (1.18) in
 front of the fault stack's PostgreSQL, with two gunicorn processes behind it.
 """
 

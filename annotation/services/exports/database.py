@@ -1,15 +1,17 @@
 """PostgreSQL: the long layout built by the database itself.
 
 On PostgreSQL the long layout (one row per label) does not pass through Python objects
-row by row: one query joins each label to its item, query, response(s), annotator and
-batch, in the export's order (item position, item, submission time, label), and returns
-each row already as text — a CSV line or a JSONL line, byte for byte what the Python
-writers (``formats``) make of the same row — or, for Parquet, as a line of CSV that
-Arrow parses (``arrow``: every present text quoted, so that only an empty unquoted cell
-is null; values as stored). An item's part of the line is built once per item and sent
-with its first label only; the reader puts the lines together. The rows are read through
-a server-side cursor in batches of ``FETCH_ROWS``, so memory holds one batch at a time,
-as before; the Python path stays the reference (and serves SQLite), and a test compares
+row by row: one query builds each line as text — a CSV line or a JSONL line, byte for byte
+what the Python writers (``formats``) make of the same row — or, for Parquet, a line of
+CSV that Arrow parses (``arrow``: every present text quoted, so that only an empty
+unquoted cell is null; values as stored), in the export's order (item position, item,
+submission time, label). A line has two parts: the item's (its columns, with its query,
+response(s) and batch), built once per item, and the label's (with its annotator and
+the annotator's participation). The query returns them as rows of their own, each item's
+row just before its labels' rows (``ITEM_ROW``, ``LABEL_ROW``); ``streaming`` reads them
+and puts each line together. So an item's texts are built, sorted and sent once rather
+than once per label, and nothing in the query keeps PostgreSQL from running it in
+parallel. The Python path stays the reference (and serves SQLite), and a test compares
 the two byte for byte.
 
 The same rules as the writers: CSV cells that begin with ``=``, ``+``, ``-`` or ``@``
@@ -21,18 +23,12 @@ same set), members are separated by ``", "``; timestamps are ISO 8601 in UTC end
 ``Z``, with microseconds unless they are zero (``datetime.isoformat``).
 """
 
-import time
-from collections.abc import Iterator
-
-from django.conf import settings
-from django.db import connection, connections
+from django.db import connection
 
 from annotation.kinds.base import ExportColumn
 from annotation.models import Batch, Label, LabelStatus
 from annotation.selectors import NO_FILTER, CategoryFilter
 from annotation.services.exports.schema import item_columns, label_columns
-
-FETCH_ROWS = 10_000
 
 # item column sources (ORM paths from Item) -> SQL, with the joins they need
 RELATED = {
@@ -42,8 +38,16 @@ RELATED = {
     "response_b": ("rb", "annotation_response", "i.response_b_id"),
 }
 ITEM_FIELDS = {"item_id", "position", "bundle"}
+# the label's annotator's participation in the batch: at most one (a unique constraint)
+PARTICIPATION = (
+    "LEFT JOIN annotation_participation p "
+    "ON p.batch_id = l.batch_id AND p.annotator_id = l.annotator_id"
+)
 LABEL_FIELDS = {field.column for field in Label._meta.concrete_fields}
 TYPES = {"string", "int", "bool", "float"}
+# the first character of each row of ``line_sql``: an item's part, or a label's
+ITEM_ROW = "I"
+LABEL_ROW = "L"
 
 # one to_char, then ".000000" dropped: isoformat() leaves zero microseconds out
 ISO_UTC = (
@@ -51,9 +55,10 @@ ISO_UTC = (
     "'.000000Z', 'Z')"
 )
 # label columns whose values never hold a comma, a quote, a line break, a formula prefix
-# or a character JSON escapes: the status (a check constraint holds it to its names) and
-# a pair's order ('', 'ab' or 'ba', written by the leasing code only)
-PLAIN_LABEL_COLUMNS = {"status", "shown_order"}
+# or a character JSON escapes: the status (a check constraint holds it to its names), a
+# pair's order ('', 'ab' or 'ba', written by the leasing code only) and the submission
+# time (ISO_UTC: digits, "-", ":", "T", "." and "Z")
+PLAIN_LABEL_COLUMNS = {"status", "shown_order", "submitted_at"}
 # a CSV cell needs the rules below only when it starts like a formula or holds , " CR LF
 NEEDS_CSV_RULES = "'^[=+@-]|[,\"\\r\\n]'"
 # a JSON string needs escaping only when it holds a quote, a backslash or a control
@@ -109,11 +114,8 @@ def _label_expression(column: ExportColumn) -> str:
         return "an.pseudonym"
     if column.name == "shown_order":
         return "NULLIF(l.shown_order, '')"
-    if column.name == "language":  # the label's annotator's, in this batch
-        return (
-            "(SELECT p.language FROM annotation_participation p "
-            "WHERE p.batch_id = l.batch_id AND p.annotator_id = l.annotator_id)"
-        )
+    if column.name == "language":  # the label's annotator's, in this batch (PARTICIPATION)
+        return "p.language"
     if column.name in LABEL_FIELDS:
         return f"l.{column.name}"
     raise Unsupported(column.name)
@@ -169,7 +171,7 @@ def _arrow_cell(column: ExportColumn, expression: str) -> str:
         text = f"({expression})::text"
     elif column.type == "string" and column.name in PLAIN_LABEL_COLUMNS:
         text = f"'\"' || {text} || '\"'"
-    elif column.type == "string" or column.name == "submitted_at":
+    elif column.type == "string":
         text = f"'\"' || replace({text}, '\"', '\"\"') || '\"'"
     return f"coalesce({text}, '')"
 
@@ -224,86 +226,71 @@ def _joined(parts: list[list], separator: str) -> list:
 def _query(
     batch: Batch,
     all_statuses: bool,
-    item_select: str,
-    label_select: str,
+    part: str,
+    rest: str,
     categories: CategoryFilter = NO_FILTER,
 ):
-    """The long layout's query: every item's part is computed once (a materialised CTE;
-    an item's texts are the same for its N labels), then joined to its labels in the
-    export's order. ``item_select`` may name the columns of ``items`` (alias ``it``).
-    ``categories`` keeps the items of a category (``selectors.CategoryFilter``'s rule:
-    the query's category and sub-category equal to those given)."""
+    """The long layout's query: a row of each item (``ITEM_ROW`` and ``part``, the item's
+    part of its lines), then a row of each of its labels (``LABEL_ROW`` and ``rest``, the
+    label's part), in the export's order. ``categories`` keeps the items of a category
+    (``selectors.CategoryFilter``'s rule: the query's category and sub-category equal to
+    those given)."""
     _, _, joins = _expressions(batch)
     item_where, item_params = "i.batch_id = %s", [batch.pk]
+    filter_joins = {}
     for field, value in categories.params().items():
         alias, table, key = RELATED["query"]
-        joins.setdefault(alias, f"LEFT JOIN {table} {alias} ON {alias}.id = {key}")
+        filter_joins[alias] = f"LEFT JOIN {table} {alias} ON {alias}.id = {key}"
         item_where += f" AND {alias}.{field} = %s"
         item_params.append(value)
+    joins.update(filter_joins)
     where = "l.batch_id = %s" + ("" if all_statuses else " AND l.status = %s")
-    params: list = [*item_params, batch.pk] + ([] if all_statuses else [LabelStatus.COUNTED])
+    label_params = [batch.pk] + ([] if all_statuses else [LabelStatus.COUNTED])
     sql = f"""
-        WITH items AS MATERIALIZED (
-            SELECT i.id, i.position, {item_select}
+        SELECT line FROM (
+            SELECT i.position, i.id AS item, 0 AS row, NULL::timestamptz AS submitted_at,
+                0::bigint AS label, '{ITEM_ROW}' || {part} AS line
             FROM annotation_item i
             JOIN annotation_batch b ON b.id = i.batch_id
             {" ".join(joins.values())}
             WHERE {item_where}
-        )
-        SELECT {label_select}
-        FROM annotation_label l
-        JOIN items it ON it.id = l.item_id
-        JOIN annotation_annotator an ON an.id = l.annotator_id
-        WHERE {where}
-        ORDER BY it.position, it.id, l.submitted_at, l.id
+            UNION ALL
+            SELECT i.position, i.id, 1, l.submitted_at, l.id, '{LABEL_ROW}' || {rest}
+            FROM annotation_label l
+            JOIN annotation_item i ON i.id = l.item_id
+            {" ".join(filter_joins.values())}
+            JOIN annotation_annotator an ON an.id = l.annotator_id
+            {PARTICIPATION}
+            WHERE {item_where} AND {where}
+        ) rows
+        ORDER BY position, item, row, submitted_at, label
     """
-    return sql, params
-
-
-def _first_part(rest: str) -> str:
-    # the item's part travels once, with its first label; the reader carries it on
-    first = "row_number() OVER (PARTITION BY it.position, it.id ORDER BY l.submitted_at, l.id)"
-    return f"CASE WHEN {first} = 1 THEN it.part END, {rest}"
+    return sql, [*item_params, *item_params, *label_params]
 
 
 def line_sql(
     batch: Batch, fmt: str, all_statuses: bool, categories: CategoryFilter = NO_FILTER
 ) -> tuple[str, list]:
-    """The query of each row's CSV line (without its CRLF), JSONL line (without its LF)
-    or line of the CSV Arrow reads for Parquet (``fmt="arrow"``), in two columns: the
-    item's part, only on its first label's row (else NULL: the texts cross from the
-    database once per item), and the label's part."""
+    """The query of the long layout's lines for a CSV file, a JSONL file or the CSV Arrow
+    reads for Parquet (``fmt="arrow"``), in one text column: each item's part of its
+    lines, then each of its labels' part (``_query``); a line is the two joined, without
+    its line end."""
     items, labels, _ = _expressions(batch)
     if fmt in ("csv", "arrow"):
         cell = _csv_cell if fmt == "csv" else _arrow_cell
         part = _joined([[cell(column, sql)] for column, sql in items], ",")
         rest = _joined([[cell(column, sql)] for column, sql in labels], ",")
-        item_select = _concat([*part, Literal(",")])
-        label_select = _first_part(_concat(rest))
-        return _query(batch, all_statuses, f"{item_select} AS part", label_select, categories)
+        return _query(
+            batch, all_statuses, _concat([*part, Literal(",")]), _concat(rest), categories
+        )
     if fmt == "jsonl":
         part = _joined([_json_member(column, sql) for column, sql in items], ", ")
         rest = _joined([_json_member(column, sql) for column, sql in labels], ", ")
-        item_select = _concat([Literal("{"), *part, Literal(", ")])
-        label_select = _first_part(_concat([*rest, Literal("}")]))
-        return _query(batch, all_statuses, f"{item_select} AS part", label_select, categories)
+        return _query(
+            batch,
+            all_statuses,
+            _concat([Literal("{"), *part, Literal(", ")]),
+            _concat([*rest, Literal("}")]),
+            categories,
+        )
     raise ValueError(fmt)
-
-
-def fetch_batches(sql: str, params: list) -> Iterator[list[tuple]]:
-    """The query's rows, ``FETCH_ROWS`` at a time, through a server-side cursor — ``WITH
-    HOLD``, as Django's own ``iterator()`` uses outside a transaction, so it outlives the
-    statement's implicit transaction while the rows are read."""
-    streaming = connections[settings.DIRECT_DATABASE]  # never through a pooler
-    with streaming.cursor() as wrapper:
-        raw = wrapper.connection.cursor(name=f"export_{id(wrapper):x}", withhold=True)
-        try:
-            started = time.monotonic()
-            raw.execute(sql, params)
-            if streaming.queries_logged:  # seen by query counts, as Django's own cursors
-                elapsed = f"{time.monotonic() - started:.3f}"
-                streaming.queries_log.append({"sql": sql, "time": elapsed})
-            while rows := raw.fetchmany(FETCH_ROWS):
-                yield rows
-        finally:
-            raw.close()

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from annotation.models import Batch, LabelStatus
 from annotation.selectors import NO_FILTER, CategoryFilter, batch_items, batch_labels
-from annotation.services.exports import database
+from annotation.services.exports import database, streaming
 from annotation.services.exports.card import data_card
 from annotation.services.exports.formats import (
     csv_chunks,
@@ -73,38 +73,44 @@ def record_export(
 
 
 class _Counted:
-    """Wraps an iterator of rows (or of ``(item, [labels])`` groups, ``grouped=True``):
-    counts rows and calls ``progress(done, total)`` at the start, about every
+    """Wraps an iterator of entries and counts the rows they hold (``size(entry)``; one
+    row each by default): calls ``progress(done, total)`` at the start, about every
     ``PROGRESS_EVERY`` rows and at the end (with ``total = done``)."""
 
     def __init__(
         self,
-        rows: Iterable,
+        entries: Iterable,
         progress: Progress | None = None,
         total=None,
         *,
-        grouped=False,
-        batched=False,
+        size: Callable[[object], int] | None = None,
     ):
-        self.rows = rows
+        self.entries = entries
         self.progress = progress
         self.total = total
-        self.grouped = grouped
-        self.batched = batched  # entries are lists of rows (the database's batches)
+        self.size = size
         self.count = 0
 
     def __iter__(self) -> Iterator:
         reported = 0
         if self.progress is not None:
             self.progress(0, self.total)
-        for entry in self.rows:
+        for entry in self.entries:
             yield entry
-            self.count += len(entry[1]) if self.grouped else len(entry) if self.batched else 1
+            self.count += 1 if self.size is None else self.size(entry)
             if self.progress is not None and self.count - reported >= PROGRESS_EVERY:
                 reported = self.count
                 self.progress(self.count, max(self.total or 0, self.count))
         if self.progress is not None:
             self.progress(self.count, self.count)
+
+
+def _group_size(group: tuple[dict, list[dict]]) -> int:
+    return len(group[1])
+
+
+def _piece_size(piece: tuple[int, bytes]) -> int:
+    return piece[0]
 
 
 def _flatten(groups: Iterable[tuple[dict, list[dict]]]) -> Iterator[dict]:
@@ -120,7 +126,7 @@ def _table(
     the rows; for the long layout the counter wraps the item groups."""
     if layout == "long":
         groups = iter_long_groups(batch, all_statuses=all_statuses, categories=categories)
-        counter = _Counted(groups, progress, total, grouped=True)
+        counter = _Counted(groups, progress, total, size=_group_size)
         return counter, _flatten(counter)
     rows = {
         "dense": iter_dense_rows,
@@ -132,20 +138,19 @@ def _table(
 
 
 def _text_chunks(batch, layout, fmt, all_statuses, progress=None, total=None, categories=NO_FILTER):
-    """(counter, str chunks) of a JSONL or CSV table."""
+    """(counter, chunks) of a JSONL or CSV table: ``str`` chunks, or ``bytes`` (UTF-8)
+    where the database writes the lines."""
     names = layout_columns(layout, batch)
     if layout == "long" and database.applies(batch):
-        sql, params = database.line_sql(batch, fmt, all_statuses, categories)
-        batches = _Counted(
-            _pieces(database.fetch_batches(sql, params)), progress, total, batched=True
-        )
-        return batches, _lines_to_chunks(batches, names, fmt)
+        query = database.line_sql(batch, fmt, all_statuses, categories)
+        pieces = _database_lines(query, fmt, progress, total, max_lines=LINES_PER_CHUNK)
+        return pieces, _with_header(pieces, names, fmt)
     if layout == "long":
         groups = _Counted(
             iter_long_groups(batch, all_statuses=all_statuses, categories=categories),
             progress,
             total,
-            grouped=True,
+            size=_group_size,
         )
         label_names = [column.name for column in label_columns(batch.kind)]
         chunks = (
@@ -159,46 +164,29 @@ def _text_chunks(batch, layout, fmt, all_statuses, progress=None, total=None, ca
     return counter, chunks
 
 
+# lines per piece read from the database: for text, and for Arrow to parse at a time
 LINES_PER_CHUNK = 1000
+ARROW_LINES_PER_CHUNK = 5000
 
 
-def _pieces(batches: Iterable[list[tuple]]) -> Iterator[list[tuple]]:
-    """The database's batches of rows in pieces of at most ``LINES_PER_CHUNK`` rows (and
-    of ``PROGRESS_EVERY``, so that progress is reported as often as on the Python path)."""
-    size = max(1, min(LINES_PER_CHUNK, PROGRESS_EVERY))
-    for rows in batches:
-        for start in range(0, len(rows), size):
-            yield rows[start : start + size]
+def _database_lines(query: tuple[str, list], fmt: str, progress, total, *, max_lines: int):
+    """The lines of a ``database`` query, in counted ``(lines, bytes)`` pieces (of at most
+    ``PROGRESS_EVERY`` lines, so that progress is reported as often as on the Python
+    path)."""
+    pieces = streaming.read_lines(
+        *query, crlf=fmt == "csv", max_lines=max(1, min(max_lines, PROGRESS_EVERY))
+    )
+    return _Counted(pieces, progress, total, size=_piece_size)
 
 
-def _database_rows(query: tuple[str, list], progress, total) -> "_Counted":
-    """The rows of a ``database`` query, in counted pieces."""
-    return _Counted(_pieces(database.fetch_batches(*query)), progress, total, batched=True)
-
-
-def _lines_to_chunks(
-    pieces: Iterable[list[tuple]], names: list[str], fmt: str, *, per_chunk: int = 1
-):
-    """The text of the lines the database built (``database.line_sql``: an item's part
-    on its first label's row, then each label's part), a chunk per ``per_chunk`` pieces;
-    CSV gets its header first and CRLF line ends."""
-    end = "\r\n" if fmt == "csv" else "\n"
+def _with_header(pieces: Iterable[tuple[int, bytes]], names: list[str], fmt: str):
+    """The pieces' bytes, after the header line for CSV."""
     if fmt == "csv":
         header = io.StringIO()
         csv.writer(header, lineterminator="\r\n").writerow(names)
-        yield header.getvalue()
-    part = ""
-    lines: list[str] = []
-    for index, rows in enumerate(pieces, start=1):
-        for first, rest in rows:
-            if first is not None:  # the first label of the next item
-                part = first
-            lines.append(part + rest + end)
-        if index % per_chunk == 0:
-            yield "".join(lines)
-            lines = []
-    if lines:
-        yield "".join(lines)
+        yield header.getvalue().encode()
+    for _, data in pieces:
+        yield data
 
 
 def _total(
@@ -248,19 +236,18 @@ def export_to_file(
     total = _total(batch, layout, all_statuses, categories) if progress is not None else None
     if fmt == "parquet" and layout == "long" and database.applies(batch):
         query = database.line_sql(batch, "arrow", all_statuses, categories)
-        batches = _database_rows(query, progress, total)
         # Arrow parses a few thousand lines at a time (fewer calls, memory still small)
-        chunks = _lines_to_chunks(batches, [], "arrow", per_chunk=5)
-        write_parquet_from_csv(chunks, path, columns(layout, batch))
-        return batches.count
+        pieces = _database_lines(query, "arrow", progress, total, max_lines=ARROW_LINES_PER_CHUNK)
+        write_parquet_from_csv((data for _, data in pieces), path, columns(layout, batch))
+        return pieces.count
     if fmt == "parquet":
         counter, rows = _table(batch, layout, all_statuses, progress, total, categories)
         write_parquet(rows, path, columns(layout, batch))
         return counter.count
     counter, chunks = _text_chunks(batch, layout, fmt, all_statuses, progress, total, categories)
-    with open(path, "w", encoding="utf-8", newline="") as stream:
+    with open(path, "wb") as stream:
         for chunk in chunks:
-            stream.write(chunk)
+            stream.write(chunk if isinstance(chunk, bytes) else chunk.encode("utf-8"))
     return counter.count
 
 
@@ -329,10 +316,11 @@ def stream_export(
     """An export for an HTTP response: ``(chunks, content_type, filename)``.
 
     JSONL and CSV are generated while the response is sent (``str`` chunks of about
-    ``STREAM_CHUNK_CHARS`` characters); the card is one ``str``. Parquet cannot be written
-    to a socket as it goes (its footer comes last), so it is written to a temporary file
-    first and returned as a ``TemporaryExportFile`` (byte chunks; give it to
-    ``FileResponse``), which deletes the file when closed.
+    ``STREAM_CHUNK_CHARS`` characters, or, where PostgreSQL writes the long layout's
+    lines, ``bytes`` in UTF-8 of about ``streaming.PIECE_BYTES``); the card is one
+    ``str``. Parquet cannot be written to a socket as it goes (its footer comes last), so
+    it is written to a temporary file first and returned as a ``TemporaryExportFile``
+    (byte chunks; give it to ``FileResponse``), which deletes the file when closed.
     """
     layout, fmt, all_statuses = export_params(layout, fmt, all_statuses)
     record_export(batch, layout, fmt, all_statuses, actor, "download", categories)

@@ -137,12 +137,14 @@ def write_parquet(rows: Iterable[dict], path, export_columns: list[ExportColumn]
     return count
 
 
-def write_parquet_from_csv(chunks: Iterable[str], path, export_columns: list[ExportColumn]) -> int:
-    """Write a Parquet file from CSV text in chunks of whole lines (no header; columns
-    in ``export_columns`` order; a present text quoted, an empty unquoted cell null —
-    the database's ``arrow`` lines). Each chunk is parsed by Arrow as it comes, and the
-    parsed pieces, compact in Arrow's memory, are written as a row group once they hold
-    ``PARQUET_ROW_GROUP`` rows or about ``PARQUET_GROUP_CHARS`` characters, as
+def write_parquet_from_csv(
+    chunks: Iterable[bytes], path, export_columns: list[ExportColumn]
+) -> int:
+    """Write a Parquet file from CSV text (UTF-8) in chunks of whole lines (no header;
+    columns in ``export_columns`` order; a present text quoted, an empty unquoted cell
+    null — the database's ``arrow`` lines). Each chunk is parsed by Arrow as it comes, and
+    the parsed pieces, compact in Arrow's memory, are written as a row group once they
+    hold ``PARQUET_ROW_GROUP`` rows or about ``PARQUET_GROUP_CHARS`` bytes, as
     ``write_parquet`` does. Returns the number of rows."""
     import pyarrow as pa
     import pyarrow.csv as pa_csv
@@ -168,7 +170,7 @@ def write_parquet_from_csv(chunks: Iterable[str], path, export_columns: list[Exp
             if not chunk:
                 continue
             piece = pa_csv.read_csv(
-                pa.py_buffer(chunk.encode("utf-8")),
+                pa.py_buffer(chunk),
                 read_options=read,
                 parse_options=parse,
                 convert_options=convert,
