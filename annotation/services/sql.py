@@ -84,13 +84,8 @@ def cursor():
     if database.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
         return database.cursor()
     database.ensure_connection()
-    raw = database.connection
-    if raw.prepare_threshold is None:
-        # Django turns preparing off for the connection; ``prepare=True`` needs it on.
-        # Its own (client-side binding) cursors never prepare either way.
-        raw.prepare_threshold = NEVER_UNASKED
     with database.wrap_database_errors:
-        return database._prepare_cursor(_preparing_cursor_class()(raw))
+        return database._prepare_cursor(_preparing_cursor_class()(database.connection))
 
 
 # a statement is prepared when asked to (``PreparingCursor``), never after some count
@@ -105,7 +100,19 @@ def _preparing_cursor_class():
         """psycopg's server-side binding cursor, preparing every statement it runs."""
 
         def execute(self, query, params=None, *, prepare=None, binary=None):
-            return super().execute(query, params, prepare=prepare is not False, binary=binary)
+            # Preparing is on for the connection only while this cursor runs: Django turns
+            # it off (threshold None), and with it on, psycopg would count every other
+            # statement on the connection under its whole text, parameters included for
+            # Django's client-side binding cursors, and keep the last hundred of them (an
+            # import's INSERTs held megabytes for the life of the connection).
+            manager = self._conn._prepared
+            previous = manager.prepare_threshold
+            if previous is None:
+                manager.prepare_threshold = NEVER_UNASKED
+            try:
+                return super().execute(query, params, prepare=prepare is not False, binary=binary)
+            finally:
+                manager.prepare_threshold = previous
 
         def _send_query_prepared(self, name, pgq, *, binary=None):
             # keep the statement, as an unprepared execution does: Django's query log

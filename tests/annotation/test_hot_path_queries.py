@@ -128,6 +128,31 @@ def test_the_hot_statements_run_prepared_on_postgresql(prepared, settings):
         assert not statements
 
 
+def test_preparing_leaves_every_other_statement_alone_on_postgresql(settings):
+    """Preparing is on for the connection only while a hot statement runs: with it left
+    on, psycopg counts every other statement under its whole text, and a client-side
+    bound import's INSERTs (their texts inlined) stayed in memory for the connection's
+    life — 10 MB of response texts held on after a 10,000-item import."""
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements are PostgreSQL's")
+    settings.DATABASE_PREPARED_STATEMENTS = True
+    batch = make_batch(n_items=2, per_item=2)
+    client = _enter(batch, "prepares")
+    lease = _post(client, f"/api/v1/work/{batch.slug}/next").json()
+    assert _post(client, f"/api/v1/assignments/{lease['assignment']}/label", {"value": 2})
+    assert any("WITH seen AS" in s for s in _prepared_statements())
+    raw = connection.connection
+    assert raw.prepare_threshold is None
+    marker = "x" * 100_000
+    for _ in range(3):
+        assert not Label.objects.filter(comment=marker).exists()
+    counted = raw._prepared._counts  # psycopg's statement counts, keyed by the text
+    assert not any(marker.encode() in key[0] for key in counted), "a statement was kept"
+    # the hot statements still run prepared afterwards
+    lease = _post(client, f"/api/v1/work/{batch.slug}/next").json()
+    assert lease["assignment"], lease
+
+
 ENTRY_MAX = 6  # statements, transaction control (BEGIN, COMMIT, savepoints) aside
 
 
