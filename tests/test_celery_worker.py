@@ -30,7 +30,12 @@ from tests.factories import make_batch, make_participant
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/14")
 REPO = Path(__file__).resolve().parents[1]
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+# slow, yet also run in CI's SQLite pass: a real worker on the embedded database
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.both_databases,
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def _redis_available() -> bool:

@@ -33,7 +33,8 @@ from tests.annotation.bundled import bundled_batch
 from tests.factories import make_participant
 from tests.staff import staff_client
 
-pytestmark = pytest.mark.django_db
+# each test runs a whole analysis job (its figures drawn in three formats): seconds each
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 SECTIONS = ("bundle-positions", "bundle-concordance", "bundle-decomposition", "bundle-idiosyncrasy")
 BUNDLE_FIGURES = (

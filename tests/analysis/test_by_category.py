@@ -25,7 +25,8 @@ from tests.analysis.test_report_page import (
 from tests.factories import make_batch, make_categorised_batch
 from tests.staff import staff_client, token_client
 
-pytestmark = pytest.mark.django_db
+# each test runs a whole analysis job (its figures drawn in three formats): seconds each
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 TAXONOMY = [
     ("Creative", "Poetry", MIN_CATEGORY_ITEMS),

@@ -18,7 +18,8 @@ from tests.factories import make_batch
 from tests.files import write_jsonl
 from tests.staff import staff_client
 
-pytestmark = pytest.mark.django_db
+# each test runs a whole analysis job (its figures drawn in three formats): seconds each
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def test_a_judges_distributions_are_compared_with_the_human_histograms(tmp_path):

@@ -20,7 +20,8 @@ from tests.factories import make_categorised_batch
 from tests.files import write_jsonl
 from tests.staff import staff_client
 
-pytestmark = pytest.mark.django_db
+# each test runs a whole analysis job (its figures drawn in three formats): seconds each
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 # "code" items (positions 0-8) prefer alpha > beta > gamma; "chat" items (9-17) the reverse
 TAXONOMY = [("code", "", 9), ("chat", "", 9)]

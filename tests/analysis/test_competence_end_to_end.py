@@ -18,7 +18,8 @@ from tests.annotation.kinds.test_short_text import form_defaults
 from tests.factories import make_batch, make_participant
 from tests.staff import staff_client, token_client
 
-pytestmark = pytest.mark.django_db
+# each test runs a whole analysis job (its figures drawn in three formats): seconds each
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def careful_or_not(position: int, worker: int) -> int:

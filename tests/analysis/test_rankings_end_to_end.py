@@ -17,7 +17,8 @@ from tests.analysis.test_stats_rankings import davidson_log_likelihood
 from tests.factories import make_batch
 from tests.staff import staff_client
 
-pytestmark = pytest.mark.django_db
+# each test runs a whole analysis job (its figures drawn in three formats): seconds each
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 MODELS = ["alpha", "beta", "gamma"]
 

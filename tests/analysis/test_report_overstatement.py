@@ -17,7 +17,8 @@ from tests.analysis.test_report_page import label_batch, run_job_now
 from tests.factories import make_batch
 from tests.staff import staff_client, token_client
 
-pytestmark = pytest.mark.django_db
+# each test runs a whole analysis job (its figures drawn in three formats): seconds each
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def rising(position: int, worker: int) -> int:

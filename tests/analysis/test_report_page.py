@@ -22,7 +22,8 @@ from core.models import Job
 from tests.factories import make_batch, make_participant
 from tests.staff import staff_client
 
-pytestmark = pytest.mark.django_db
+# each test runs a whole analysis job (its figures drawn in three formats): seconds each
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 HOSTILE = 'evil <script>alert("x")</script> & =cmd'
 MATHTEXT = "_costs $5 or $\\nope"  # would break mathtext and hide from the legend

@@ -51,7 +51,8 @@ from pathlib import Path
 import pytest
 from django.db import connection, connections, transaction
 
-pytestmark = pytest.mark.slow
+# slow, yet also run in CI's SQLite pass: the threaded server on SQLite is a scenario of its own
+pytestmark = [pytest.mark.slow, pytest.mark.both_databases]
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 # Figures go with the test run (untracked), not into the repository.

@@ -340,6 +340,7 @@ def _write_results(vendor: str, line: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.both_databases  # SQLite streams through its own path
 @pytest.mark.django_db(transaction=True)
 def test_export_memory_does_not_grow_with_labels(tmp_path):
     import pyarrow.parquet as pq

@@ -802,6 +802,7 @@ def test_command_create_batch_live_without_items():
 
 
 @pytest.mark.slow
+@pytest.mark.both_databases  # the SQLite insert path (executemany) differs
 def test_import_100k_rows(tmp_path):
     batch = new_batch(slug="big")
     path = tmp_path / "big.jsonl"
