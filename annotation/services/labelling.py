@@ -101,6 +101,7 @@ def submit_label(
         if fast is not None:
             return fast
     with transaction.atomic():
+        _lock_participation(annotator, assignment_uuid)
         assignment = (
             lock_rows(Assignment.objects.filter(pk=assignment_uuid, annotator=annotator))
             .select_related("batch")
@@ -192,6 +193,18 @@ def submit_label(
     if status != LabelStatus.REPEAT:
         policies.apply_policies(batch, annotator.pk)
     return SubmitOutcome(status, True, label)
+
+
+def _lock_participation(annotator: Annotator, assignment_pk: uuid.UUID) -> None:
+    """Lock the participation of the lease's batch before the lease: every writer takes
+    the two in this order (an exclusion, leasing, the one-statement label), so a label
+    and an exclusion of its annotator wait for each other instead of deadlocking."""
+    if not connection.features.has_select_for_update:
+        return  # SQLite: one writer at a time, no order to keep
+    participations = Participation.objects.filter(
+        annotator=annotator, batch__assignments__pk=assignment_pk
+    )
+    list(lock_rows(participations).values_list("pk", flat=True))
 
 
 def count_regular_label(batch_pk: int, annotator_pk: int) -> None:

@@ -197,11 +197,14 @@ def count_label_in_one_statement(
     item, annotator, order, position in a bundle, status and time, which come from the
     lease).
 
-    The lease's row lock (taken by the ``UPDATE``) is what an exclusion or an expiry
-    waits for, as with the locked path: if either got there first, the lease is no longer
-    ``open`` and nothing is written. Returns the new label's pk, or ``None`` (the lease
-    is not an open regular lease of this annotator, or the annotator is excluded): the
-    caller then takes the locked path, which decides counted, surplus or excluded.
+    The participation's row is locked first (``member``), then the lease's (the
+    ``UPDATE``): the order every writer takes them in (an exclusion, the locked leasing
+    path), so that a label and an exclusion wait for each other instead of deadlocking.
+    If an exclusion or an expiry got there first, the participant is excluded or the lease
+    is no longer ``open``, and nothing is written. Returns the new label's pk, or ``None``
+    (the lease is not an open regular lease of this annotator, or the annotator is
+    excluded): the caller then takes the locked path, which decides counted, surplus or
+    excluded.
     """
     item = Item._meta.db_table
     assignment = Assignment._meta.db_table
@@ -210,15 +213,17 @@ def count_label_in_one_statement(
     columns = sorted(label)
     values = [sql.typed_parameter(Label, column, f"label_{column}") for column in columns]
     statement = f"""
-        WITH submitted AS (
+        WITH member AS (
+            SELECT p.id FROM {participation} p
+            JOIN {assignment} held ON held.batch_id = p.batch_id
+            WHERE held.id = %(assignment)s AND p.annotator_id = %(annotator)s
+              AND p.status <> 'excluded'
+            FOR NO KEY UPDATE OF p
+        ), submitted AS (
             UPDATE {assignment} a SET state = 'submitted', submitted_at = %(now)s
             WHERE a.id = %(assignment)s AND a.annotator_id = %(annotator)s
               AND a.state = 'open' AND a.purpose = 'regular'
-              AND NOT EXISTS (
-                  SELECT 1 FROM {participation} p
-                  WHERE p.batch_id = a.batch_id AND p.annotator_id = a.annotator_id
-                    AND p.status = 'excluded'
-              )
+              AND EXISTS (SELECT 1 FROM member)
             RETURNING a.id, a.batch_id, a.item_id, a.shown_order, a.position_in_bundle
         ), counted AS (
             UPDATE {item} i SET counted_count = i.counted_count + 1
@@ -226,8 +231,8 @@ def count_label_in_one_statement(
             RETURNING i.id
         ), tallied AS (
             UPDATE {participation} p SET regular_labels = p.regular_labels + 1
-            FROM submitted s
-            WHERE p.batch_id = s.batch_id AND p.annotator_id = %(annotator)s
+            FROM member m, submitted s
+            WHERE p.id = m.id
         )
         INSERT INTO {label_table}
             (assignment_id, batch_id, item_id, annotator_id, status, shown_order,

@@ -120,7 +120,7 @@ def test_the_hot_statements_run_prepared_on_postgresql(prepared, settings):
     assert all(query["sql"] for query in captured.captured_queries)
     statements = _prepared_statements()
     leases = [s for s in statements if "WITH seen AS" in s]
-    labels = [s for s in statements if "WITH submitted AS" in s]
+    labels = [s for s in statements if "submitted AS (" in s]
     states = [s for s in statements if 'FROM "annotation_participation" p JOIN' in s]
     if prepared:
         assert len(leases) == len(labels) == len(states) == 1, statements
