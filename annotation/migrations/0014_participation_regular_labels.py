@@ -13,8 +13,10 @@ REGULAR_STATUSES = ("counted", "surplus", "excluded")
 def count_existing_labels(apps, schema_editor):
     Label = apps.get_model("annotation", "Label")
     Participation = apps.get_model("annotation", "Participation")
+    alias = schema_editor.connection.alias
     given = (
-        Label.objects.filter(
+        Label.objects.using(alias)
+        .filter(
             batch_id=OuterRef("batch_id"),
             annotator_id=OuterRef("annotator_id"),
             status__in=REGULAR_STATUSES,
@@ -24,10 +26,7 @@ def count_existing_labels(apps, schema_editor):
         .annotate(n=Count("pk"))
         .values("n")
     )
-    alias = schema_editor.connection.alias
-    Participation.objects.using(alias).update(
-        regular_labels=Coalesce(Subquery(given.using(alias)), Value(0))
-    )
+    Participation.objects.using(alias).update(regular_labels=Coalesce(Subquery(given), Value(0)))
 
 
 class Migration(migrations.Migration):

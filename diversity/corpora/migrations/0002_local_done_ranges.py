@@ -6,9 +6,12 @@ from django.db import migrations, models
 def ranges_from_counts(apps, schema_editor):
     """An unfinished run so far was always done in order: its rows are 0..local_rows_done."""
     Corpus = apps.get_model("corpora", "Corpus")
-    for corpus in Corpus.objects.filter(local_rows_done__gt=0):
+    # the migration's own connection: behind a transaction pooler it is not "default",
+    # and a read through "default" would wait for the lock this migration holds
+    alias = schema_editor.connection.alias
+    for corpus in Corpus.objects.using(alias).filter(local_rows_done__gt=0):
         corpus.local_done = [[0, corpus.local_rows_done]]
-        corpus.save(update_fields=["local_done"])
+        corpus.save(using=alias, update_fields=["local_done"])
 
 
 class Migration(migrations.Migration):
