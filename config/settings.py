@@ -292,6 +292,10 @@ JOB_RUNNING_TIMEOUT_SECONDS = int(os.environ.get("JOB_RUNNING_TIMEOUT_SECONDS", 
 # has not for JOB_HEARTBEAT_TIMEOUT_SECONDS lost its worker (process or machine) and fails.
 JOB_HEARTBEAT_SECONDS = float(os.environ.get("JOB_HEARTBEAT_SECONDS", "10"))
 JOB_HEARTBEAT_TIMEOUT_SECONDS = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_SECONDS", "60"))
+# A job in parts keeps at most this many of its messages in the queue (each finished part
+# queues the next), so jobs queued after it wait behind this many parts, not behind all
+# of a large corpus's; at least the number of worker processes, or some stand idle.
+JOB_CHUNK_MESSAGES = int(os.environ.get("JOB_CHUNK_MESSAGES", "16"))
 # Job files (prepared exports, reports, stored uploads) older than this many days are
 # deleted by the periodic task, except the newest result of each kind per subject
 # (core.jobs.retention); 0 keeps them for ever.

@@ -12,11 +12,14 @@ A kind declares a ``ChunkedWork`` (``register_chunked_job_kind``) of three funct
 The plan is recorded as ``core.JobChunk`` rows, one per part and a ``final`` one for the
 assembly. ``Job.total`` is the number of parts and ``Job.progress`` the parts done.
 
-**In a Celery worker** (``REDIS_URL`` set) the job records its chunks, queues one
-``core.jobs.run_chunk`` message per part (on the kind's ``queue``, else the default one) and
-leaves the job ``running``. A message takes the lowest part nobody holds (a conditional
+**In a Celery worker** (``REDIS_URL`` set) the job records its chunks, queues
+``core.jobs.run_chunk`` messages (on the kind's ``queue``, else the default one) and leaves
+the job ``running``. A message takes the lowest part nobody holds (a conditional
 ``UPDATE``: never two tasks on one part), runs it with a heartbeat on its row, marks it
-done, then takes the final chunk if every part is done: the last part to finish assembles
+done, queues one more message while parts wait untaken — so a job keeps at most
+``JOB_CHUNK_MESSAGES`` messages in the queue, and a job queued after a corpus of a
+thousand parts waits behind that many, not behind all of them — then takes the final
+chunk if every part is done: the last part to finish assembles
 the result and the job succeeds. **Elsewhere** (no broker, or ``run_now``) the runner
 takes the same chunks one after another in this process, so both give the same result.
 
@@ -107,7 +110,8 @@ class ChunkedWork:
     def dispatch(self, job: Job) -> None:
         """In a worker: record the plan and queue a message per part; the workers finish."""
         parts = _record_plan(job, self.plan(job))
-        transaction.on_commit(lambda: wake(job.pk, self.queue(), max(parts, 1)))
+        messages = max(1, min(parts, settings.JOB_CHUNK_MESSAGES))
+        transaction.on_commit(lambda: wake(job.pk, self.queue(), messages))
 
 
 def register_chunked_job_kind(name: str, *, can_view: Callable[[object], bool], work: ChunkedWork):
@@ -262,6 +266,8 @@ def run_chunk(self, job_id: str) -> str:
             outcome = "assembled" if chunk.final else "part done"
             if chunk.final:
                 break
+            if in_worker and _untaken_parts(job.pk):
+                wake(job.pk, kind.chunked.queue())  # this message's successor
     except ServiceError as error:  # the input was refused: say why, no traceback
         fail_running_job(job.pk, str(error), getattr(error, "problems", None))
         return "failed"
@@ -270,6 +276,12 @@ def run_chunk(self, job_id: str) -> str:
         fail_running_job(job.pk, f"{type(error).__name__}: {error}")
         return "failed"
     return outcome
+
+
+def _untaken_parts(job_id) -> bool:
+    return JobChunk.objects.filter(
+        job_id=job_id, final=False, state=JobChunk.State.PENDING
+    ).exists()
 
 
 # --------------------------------------------------------------------------- lost chunks

@@ -173,3 +173,36 @@ def test_a_part_that_raises_fails_the_job_and_stops_the_others(monkeypatch):
     job.refresh_from_db()
     assert job.state == "failed" and job.message == "ValueError: no such number"
     assert take_chunk(job.pk, "later") is None
+
+
+def _run_as_worker(job: Job, task_id: str) -> str:
+    """``run_chunk`` as a worker runs a message (not eagerly, not called directly)."""
+    run_chunk.push_request(id=task_id, is_eager=False, called_directly=False)
+    try:
+        return run_chunk.run(str(job.pk))
+    finally:
+        run_chunk.pop_request()
+
+
+def test_a_job_in_parts_keeps_only_a_few_messages_queued(
+    settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A corpus of a thousand parts queued all at once would make every job queued after
+    it wait for all of them (and fail as never started); it queues JOB_CHUNK_MESSAGES,
+    and each part that finishes queues its successor while parts wait untaken."""
+    settings.JOB_CHUNK_MESSAGES = 2
+    woken = []
+    monkeypatch.setattr(chunks, "wake", lambda job_id, queue, count=1: woken.append(count))
+    job = Job.objects.create(kind=KIND, params={"numbers": list(range(1, 11))})
+    job.state = Job.State.RUNNING
+    job.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        WORK.dispatch(job)
+    assert woken == [2]  # five parts, two messages
+    outcomes = [_run_as_worker(job, f"task-{n}") for n in range(5)]
+    # each of the first four parts left parts untaken behind it; the fifth was the last,
+    # and its message went on to the assembly
+    assert woken == [2, 1, 1, 1, 1]
+    assert outcomes == ["part done"] * 4 + ["assembled"]
+    job.refresh_from_db()
+    assert job.state == Job.State.SUCCEEDED and job.result == {"sum": 385}
