@@ -21,8 +21,11 @@ def idle_connection_check(conn: psycopg.Connection) -> None:
     """Raise (after closing it) when the pooled connection is no longer usable."""
     if conn.closed:
         raise psycopg.OperationalError("the connection is closed")
-    readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    if readable:
+    # poll, not select: select cannot watch a descriptor numbered 1024 or more, which a
+    # process with many open files hands a new connection
+    watch = select.poll()
+    watch.register(conn.fileno(), select.POLLIN)
+    if watch.poll(0):
         conn.close()  # so that the pool discards it instead of lending it again
         raise psycopg.OperationalError("the server ended the connection while it was idle")
 

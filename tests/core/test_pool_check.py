@@ -71,3 +71,30 @@ def test_the_backend_lends_the_pool_this_check(settings):
         assert wrapper.pool._check is idle_connection_check
     finally:
         wrapper.close_pool()
+
+
+@pytest.mark.django_db
+def test_a_connection_on_a_high_descriptor_is_checked_too(dsn):
+    """A process with many open files gets descriptors past 1024, which ``select`` cannot
+    watch (it raises, and every connection would look broken)."""
+    import os
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 1200
+    if soft < wanted:
+        if hard != resource.RLIM_INFINITY and hard < wanted:
+            pytest.skip(f"the process may open only {hard} files")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    fillers = []
+    try:
+        while not fillers or fillers[-1] < 1030:
+            fillers.append(os.open(os.devnull, os.O_RDONLY))
+        with psycopg.connect(**dsn, autocommit=True) as pooled:
+            assert pooled.fileno() >= 1024
+            idle_connection_check(pooled)  # healthy: nothing raised
+            assert not pooled.closed
+    finally:
+        for descriptor in fillers:
+            os.close(descriptor)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
