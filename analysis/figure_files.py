@@ -17,7 +17,6 @@ page knows beforehand (``figures_ready``) and shows its progress while that runs
 
 import io
 import json
-import os
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +27,7 @@ from analysis import plots
 from analysis.models import ScoreSource
 from analysis.report_charts import report_figures
 from annotation.models import Batch
+from core.files import output_path
 from core.jobs.execution import job_files_dir
 from core.models import Job
 
@@ -66,9 +66,9 @@ def store_figures(
             captions.append(f"{batch.slug}-{key}: {chart.title}\n{chart.caption}\n")
         archive.writestr("captions.txt", "\n".join(captions))
     name = f"{job.pk}-{batch.slug}-figures.zip"
-    partial = job_files_dir() / f"{name}.partial"
-    partial.write_bytes(buffer.getvalue())
-    os.replace(partial, job_files_dir() / name)
+    # a temporary name of its own: two downloads after a score import may draw at once
+    with output_path(job_files_dir() / name) as partial:
+        partial.write_bytes(buffer.getvalue())
     if progress is not None:
         progress(total, total)
     return name

@@ -7,8 +7,8 @@ pages read them back (``stored_charts``) before drawing anything. Kept and delet
 report like every file a result lists (``core.jobs.retention``)."""
 
 import json
-import os
 
+from core.files import output_path
 from core.jobs.execution import job_files_dir
 from core.models import Job
 
@@ -20,10 +20,11 @@ FILES_KEY = "charts"
 def store_charts(job: Job, charts: list[dict]) -> str:
     """Write the job's page charts; the file's name in the jobs folder."""
     name = f"{job.pk}-charts.json"
-    partial = job_files_dir() / f"{name}.partial"
-    with open(partial, "w", encoding="utf-8") as stream:
+    with (
+        output_path(job_files_dir() / name) as partial,
+        open(partial, "w", encoding="utf-8") as stream,
+    ):
         json.dump(charts, stream, ensure_ascii=False)
-    os.replace(partial, job_files_dir() / name)
     return name
 
 

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 
 import psycopg
 from django.conf import settings
-from django.db import connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg import pq
 
 from annotation.services.exports.database import LABEL_ROW
@@ -75,10 +75,13 @@ def read_lines(sql: str, params: list, *, crlf: bool, max_lines: int) -> Pieces:
     of whole lines in UTF-8, each line ended by CRLF (``crlf``) or LF; a piece holds at
     most ``max_lines`` lines and about ``PIECE_BYTES`` bytes (or one line, if longer)."""
     direct = connections[settings.DIRECT_DATABASE]
-    if direct.in_atomic_block:
-        yield from _cursor_lines(direct, sql, params, crlf=crlf, max_lines=max_lines)
-    else:
-        yield from _copied_lines(direct, sql, params, crlf=crlf, max_lines=max_lines)
+    # inside a transaction the lines come through its own connection, which sees its
+    # uncommitted rows (behind a pooler "default" and the direct connection differ)
+    for inside in (connections[DEFAULT_DB_ALIAS], direct):
+        if inside.in_atomic_block:
+            yield from _cursor_lines(inside, sql, params, crlf=crlf, max_lines=max_lines)
+            return
+    yield from _copied_lines(direct, sql, params, crlf=crlf, max_lines=max_lines)
 
 
 def _log(connection, sql: str, started: float) -> None:

@@ -20,7 +20,6 @@ three files and deletes the parts.
 """
 
 import math
-import os
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from django.conf import settings
 
 from analysis.services.analyses import write_report
 from core.errors import InvalidInput, NotFound, ServiceError
+from core.files import output_path
 from core.jobs.chunks import ChunkedWork, Plan, register_chunked_job_kind
 from core.jobs.execution import JobProgress, job_files_dir
 from core.models import Job
@@ -147,11 +147,10 @@ def _measure_part(job: Job, spec: dict) -> None:
     embeddings = _pinned_embeddings(corpus, spec["embedding_file"])
     final = job.chunks.get(final=True).spec
     measured = measure_queries(corpus, structure, embeddings, _settings(final))
-    target = _part_path(job, spec["part"])
-    partial = target.with_name(target.name + ".partial")
-    with open(partial, "wb") as stream:
+    # a temporary name of its own: a part taken again (its first worker thought lost)
+    # may be written twice at once
+    with output_path(_part_path(job, spec["part"])) as partial, open(partial, "wb") as stream:
         pickle.dump(measured, stream, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(partial, target)
 
 
 def _read_parts(job: Job, parts: int) -> Iterator[MeasuredQuery]:
