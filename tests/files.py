@@ -1,6 +1,7 @@
 """Writing import files for the tests."""
 
 import csv
+import io
 import json
 from pathlib import Path
 
@@ -20,3 +21,15 @@ def write_csv(path: Path, header: list[str], rows: list) -> Path:
         for row in rows:
             writer.writerow([row.get(key, "") for key in header] if isinstance(row, dict) else row)
     return Path(path)
+
+
+def named_upload(name: str, content: bytes | str | list) -> io.BytesIO:
+    """An in-memory file with a name, as a test client posts it: bytes, text (UTF-8), or
+    rows (dicts, or ready-made lines) as JSONL."""
+    if isinstance(content, list):
+        content = "".join(
+            (row if isinstance(row, str) else json.dumps(row)) + "\n" for row in content
+        )
+    stream = io.BytesIO(content.encode() if isinstance(content, str) else content)
+    stream.name = name
+    return stream

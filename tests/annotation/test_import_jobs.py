@@ -1,13 +1,11 @@
 """Items uploaded as a background job: imported, or failed with the problem lines."""
 
-import io
-import json
-
 import pytest
 
 from annotation.models import Item
 from core.jobs.execution import job_files_dir
 from tests.factories import make_batch
+from tests.files import named_upload as upload
 from tests.staff import token_client
 
 pytestmark = pytest.mark.django_db
@@ -16,13 +14,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def admin_client():
     return token_client("admin", "importer")
-
-
-def upload(name: str, rows: list[dict] | str):
-    text = rows if isinstance(rows, str) else "".join(json.dumps(row) + "\n" for row in rows)
-    stream = io.BytesIO(text.encode())
-    stream.name = name
-    return stream
 
 
 def start(client, batch, file, capture):

@@ -13,17 +13,12 @@ from diversity.corpora.models import Corpus
 from diversity.corpora.services.local_embedding import local_model_available
 from diversity.corpora.storage import open_embeddings
 from tests.corpora.pools import pool_rows
+from tests.files import named_upload as upload
 from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
 
 IMPORT_URL = "/api/v1/corpora/import-jobs"
-
-
-def upload(name: str, content: bytes | str):
-    stream = io.BytesIO(content.encode() if isinstance(content, str) else content)
-    stream.name = name
-    return stream
 
 
 def pool_upload(rows=None, name: str = "pool.jsonl"):

@@ -21,18 +21,13 @@ from diversity.corpora.services import local_embedding
 from diversity.corpora.storage import open_embeddings
 from tests.corpora.analysis_corpora import make_corpus
 from tests.corpora.pools import pool_rows
+from tests.files import named_upload as upload
 from tests.staff import logged_in, staff_client, staff_user
 
 pytestmark = pytest.mark.django_db
 
 LIST_URL = "/manage/corpora/"
 UPLOAD_URL = "/manage/corpora/new"
-
-
-def upload(name: str, content: bytes | str):
-    stream = io.BytesIO(content.encode() if isinstance(content, str) else content)
-    stream.name = name
-    return stream
 
 
 def pool_upload(rows=None, name: str = "pool.jsonl"):

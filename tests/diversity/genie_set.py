@@ -20,6 +20,8 @@ Per feature: Plot = (4/9 + 2/3) / 2 = 5/9 over 2 documents; Setting = 1/2 over 1
 import io
 import json
 
+from tests.files import named_upload
+
 FEATURES = {"q1": "Plot", "q2": "Plot", "q3": "Setting"}
 QUESTIONS = {
     "q1": "What happens in the story?",
@@ -68,9 +70,7 @@ def jsonl(with_questions: bool = True) -> bytes:
 
 
 def upload(content: bytes, name: str = "judgments.jsonl") -> io.BytesIO:
-    handle = io.BytesIO(content)
-    handle.name = name
-    return handle
+    return named_upload(name, content)
 
 
 # (question, document, population member) -> the three workers' labels

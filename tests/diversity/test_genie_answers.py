@@ -11,6 +11,7 @@ from django.core.management import call_command
 
 from annotation.models import Batch
 from diversity.genie.models import GenieSet
+from tests.files import named_upload
 from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
@@ -41,9 +42,7 @@ def questions() -> str:
 
 
 def upload(text: str, name: str) -> io.BytesIO:
-    handle = io.BytesIO(text.encode())
-    handle.name = name
-    return handle
+    return named_upload(name, text)
 
 
 def uploads() -> dict:
