@@ -108,7 +108,8 @@ class ChunkedWork:
         raise ServiceError(f"job {job.pk} stopped before its parts were done")
 
     def dispatch(self, job: Job) -> None:
-        """In a worker: record the plan and queue a message per part; the workers finish."""
+        """In a worker: record the plan and queue the first messages (``JOB_CHUNK_MESSAGES``
+        at most); the workers finish."""
         parts = _record_plan(job, self.plan(job))
         messages = max(1, min(parts, settings.JOB_CHUNK_MESSAGES))
         transaction.on_commit(lambda: wake(job.pk, self.queue(), messages))
@@ -267,7 +268,7 @@ def run_chunk(self, job_id: str) -> str:
             if chunk.final:
                 break
             if in_worker and _untaken_parts(job.pk):
-                wake(job.pk, kind.chunked.queue())  # this message's successor
+                _queue_successor(job.pk, kind.chunked.queue())
     except ServiceError as error:  # the input was refused: say why, no traceback
         fail_running_job(job.pk, str(error), getattr(error, "problems", None))
         return "failed"
@@ -276,6 +277,16 @@ def run_chunk(self, job_id: str) -> str:
         fail_running_job(job.pk, f"{type(error).__name__}: {error}")
         return "failed"
     return outcome
+
+
+def _queue_successor(job_id, queue: str | None) -> None:
+    """One more message for the job's untaken parts. The broker not answering fails no
+    job: the job's other messages queue theirs, and a job left with parts but no message
+    fails as one nobody picked up (``core.jobs.staleness``)."""
+    try:
+        wake(job_id, queue)
+    except Exception:
+        logger.warning("job %s: the next part's message was not queued", job_id, exc_info=True)
 
 
 def _untaken_parts(job_id) -> bool:

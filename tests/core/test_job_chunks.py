@@ -206,3 +206,16 @@ def test_a_job_in_parts_keeps_only_a_few_messages_queued(
     assert outcomes == ["part done"] * 4 + ["assembled"]
     job.refresh_from_db()
     assert job.state == Job.State.SUCCEEDED and job.result == {"sum": 385}
+
+
+def test_a_broker_that_does_not_take_the_next_message_fails_no_part(settings, monkeypatch):
+    settings.JOB_CHUNK_MESSAGES = 1
+    job = running_job([1, 2, 3, 4])
+
+    def broker_down(job_id, queue, count=1):
+        raise ConnectionError("the broker does not answer")
+
+    monkeypatch.setattr(chunks, "wake", broker_down)
+    assert _run_as_worker(job, "task-0") == "part done"
+    job.refresh_from_db()
+    assert job.state == Job.State.RUNNING and job.progress == 1
