@@ -137,9 +137,23 @@ def _wins_and_ties(tally: np.ndarray, n_models: int) -> tuple[np.ndarray, np.nda
 # ------------------------------------------------------------------------------ ranks, tau
 
 
+# Scores that agree to this many decimals are tied when ranked or compared. Models with the
+# same record get the same strength in exact arithmetic, but floating point leaves them a
+# last bit or two apart, and which way depends on the CPU's vectorised path: without this,
+# a tie would count as an order (and a tau would move) on one machine and not on another.
+TIE_DECIMALS = 9
+
+
+def _tied(scores: np.ndarray) -> np.ndarray:
+    """``scores`` with differences below ``TIE_DECIMALS`` decimals made exact ties."""
+    return np.round(np.asarray(scores, dtype=float), TIE_DECIMALS)
+
+
 def _ranks(scores: np.ndarray) -> np.ndarray:
-    """Rank 1 = highest score, equal scores the better rank; NaN stays NaN (row-wise)."""
-    ranked = rankdata(-np.nan_to_num(scores, nan=-np.inf), method="min", axis=-1).astype(float)
+    """Rank 1 = highest score, equal scores (``_tied``) the better rank; NaN stays NaN
+    (row-wise)."""
+    snapped = _tied(np.nan_to_num(scores, nan=-np.inf))
+    ranked = rankdata(-snapped, method="min", axis=-1).astype(float)
     return np.where(np.isfinite(scores), ranked, np.nan)
 
 
@@ -147,8 +161,8 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-b of each row of ``x`` with the same row of ``y`` (Kendall 1945):
     ``sum sign(dx) sign(dy) / sqrt(#pairs untied in x * #pairs untied in y)`` over the pairs
     of columns; NaN where a row is constant. Columns with a non-finite value in a row are
-    left out of that row."""
-    x, y = np.atleast_2d(x).astype(float), np.atleast_2d(y).astype(float)
+    left out of that row; values equal to ``TIE_DECIMALS`` decimals are ties."""
+    x, y = _tied(np.atleast_2d(x)), _tied(np.atleast_2d(y))
     both = np.isfinite(x) & np.isfinite(y)
     upper = np.triu(np.ones((x.shape[1], x.shape[1]), dtype=bool), 1)
     pair_ok = both[:, :, None] & both[:, None, :] & upper

@@ -254,3 +254,17 @@ def test_many_fits_at_once_equal_the_fits_one_by_one(tie_probability):
     for row in range(12):
         alone = davidson_fit(wins[row], ties[row])
         assert together[row] == pytest.approx(alone.log_strength, abs=1e-9)
+
+
+def test_scores_a_last_bit_apart_are_ties_on_every_machine():
+    """Models with the same record get strengths a bit or two apart, one way or the other by
+    the CPU's vectorised path; they rank and compare as the tie they are."""
+    from analysis.stats.rankings import _ranks
+
+    tied = np.array([0.47031825981396413, 0.47031825981396425, -0.13])
+    assert _ranks(tied).tolist() == [1.0, 1.0, 3.0]
+    assert _ranks(tied[::-1]).tolist() == [3.0, 1.0, 1.0]
+    exact = np.array([0.4703182598139641, 0.4703182598139641, -0.13])
+    assert float(kendall_tau_b(tied, exact)[0]) == 1.0
+    apart = np.array([0.47, 0.47 + 1e-6, -0.13])  # a real difference stays one
+    assert float(kendall_tau_b(apart, exact)[0]) < 1.0
