@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from config.favicon import favicon
 from config.health import healthz, readyz
 from core.http.headers import allow_inline_styles
+from core.jobs import study_urls
 from core.logins.views import ThrottledLoginView
 
 urlpatterns = [
@@ -13,9 +14,8 @@ urlpatterns = [
     path("readyz", readyz, name="readyz"),
     path("favicon.ico", favicon, name="favicon"),
     # before annotation's /manage/<slug>/ pages, which would take /manage/census/ (and
-    # /manage/genie/) as a batch
-    path("", include("diversity.census.urls")),
-    path("", include("diversity.genie.urls")),
+    # every study type's /manage/<type>/) as a batch
+    path("", include(study_urls.pages())),
     path("", include("diversity.corpora.urls")),
     path("", include("annotation.urls")),
     path("api/v1/", include("annotation.api.urls")),
@@ -24,6 +24,7 @@ urlpatterns = [
     path("", include("analysis.urls")),
     path("", include("crowd.urls")),
     path("api/v1/", include("crowd.api_urls")),
+    path("api/v1/", include(study_urls.api())),
     path("api/v1/", include("diversity.census.api.urls")),
     path("api/v1/", include("diversity.genie.api.urls")),
     path("api/v1/", include("diversity.corpora.api.import_urls")),

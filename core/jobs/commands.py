@@ -1,63 +1,108 @@
-"""What every ``manage.py analyze_*`` command of an analysed subject does: find the subject
-by name, check the settings, run the analysis as a job in this process (recorded like one
-started on the subject's page), write the report as JSON if asked, and say what it found.
+"""What every ``manage.py analyze_study``-like command does: find the subject of a study type
+(``core.jobs.study_types``) by name, check the settings, run the analysis as a job in this
+process (recorded like one started on the subject's page), write the report as JSON if
+asked, and say what it found (the type's ``command_lines``).
 
-A study type's command keeps only what is its own: which subjects it analyses, its
-analysis service, and the lines that sum up its report (``summary``)."""
+``manage.py analyze_study TYPE NAME [--set SETTING=VALUE …]`` serves every type; a type may keep
+a command of its own (``analyze_census``) whose options are its run form's fields
+(``--bootstrap 200 --human-batch people``): a subclass naming ``study_slug``."""
 
 import time
 
+from django import forms
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from core.audit import Actor
 from core.errors import ServiceError
 from core.files import write_json
+from core.jobs.study_jobs import analyse_now, latest_report
+from core.jobs.study_types import study_type, study_types
 from core.models import Job
 
 
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
 class AnalyzeCommand(BaseCommand):
-    """``manage.py analyze_… NAME [--json FILE] [--bootstrap B] [--seed S]
-    [--human-batch SLUG]``; subclasses set the class attributes and ``summary``."""
+    """``manage.py analyze_<slug> NAME [--json FILE] [--<setting> VALUE …]``, or, without
+    ``study_slug``, ``manage.py analyze_study TYPE NAME [--json FILE] [--set SETTING=VALUE …]``."""
 
-    subject_model = None  # a model with a unique ``name``
-    subject_label = ""  # the subject in messages: "census", "Genie set"
-    human_batch_help = ""
-    # The analysis service module: ``DEFAULT_DRAWS``, ``DEFAULT_SEED``,
-    # ``analysis_params(bootstrap, seed, human_batch)``, ``analyse_now(subject, params,
-    # actor)`` and ``latest_report(subject)``.
-    analyses = None
-
-    def summary(self, subject, report: dict, seconds: float) -> list[str]:
-        """The lines that tell what the analysis found, its time (``seconds``) on the first."""
-        raise NotImplementedError
+    study_slug = ""
 
     def add_arguments(self, parser):
+        if not self.study_slug:
+            parser.add_argument("study", metavar="TYPE", help="the study type: census, genie, …")
         parser.add_argument("name")
         parser.add_argument("--json", dest="json_path", help="write the report here")
-        parser.add_argument("--bootstrap", type=int, default=self.analyses.DEFAULT_DRAWS)
-        parser.add_argument("--seed", type=int, default=self.analyses.DEFAULT_SEED)
-        parser.add_argument("--human-batch", metavar="SLUG", help=self.human_batch_help)
+        if self.study_slug:
+            for name, form_field in study_type(self.study_slug).run_form.base_fields.items():
+                integer = isinstance(form_field, forms.IntegerField)
+                parser.add_argument(
+                    _option(name),
+                    dest=name,
+                    type=int if integer else str,
+                    help=str(form_field.help_text).replace("%", "%%") or None,
+                )
+        else:
+            parser.add_argument(
+                "--set",
+                dest="settings",
+                action="append",
+                default=[],
+                metavar="SETTING=VALUE",
+                help="a setting of the type's analysis (its run form's fields), repeatable",
+            )
 
-    def handle(self, *args, name, json_path, bootstrap, seed, human_batch, **options):
-        subject = self.subject_model.objects.filter(name=name).first()
+    def handle(self, *args, name, json_path, **options):
+        study = self._study(options.get("study") or self.study_slug)
+        subject = study.subject_model.objects.filter(name=name).first()
         if subject is None:
-            raise CommandError(f"{self.subject_label} {name!r} does not exist")
+            raise CommandError(f"{study.subject_label} {name!r} does not exist")
         started = time.perf_counter()
         try:
-            params = self.analyses.analysis_params(bootstrap, seed, human_batch)
+            params = study.params(**self._settings(study, options))
         except ServiceError as error:
             raise CommandError(str(error)) from error
-        job = self.analyses.analyse_now(subject, params, Actor.command_line())
+        job = analyse_now(study, subject, params, Actor.command_line())
         if job.state != Job.State.SUCCEEDED:
             problems = (job.result or {}).get("problems") or []
             raise CommandError("\n".join([f"analysis failed: {job.message}", *problems]))
-        _, report = self.analyses.latest_report(subject)
+        _, report = latest_report(study, subject)
         if json_path:
             try:
                 write_json(json_path, report)  # a FIFO or a device is written directly
             except OSError as error:
                 raise CommandError(f"--json: cannot write {json_path}: {error.strerror}") from error
-        lines = self.summary(subject, report, time.perf_counter() - started)
+        lines = study.command_lines(subject, report, time.perf_counter() - started)
         if json_path:
             lines.append(f"report written to {json_path}")
         self.stdout.write("\n".join(lines))
+
+    @staticmethod
+    def _study(slug: str):
+        study = study_type(slug)
+        if study is None:
+            known = ", ".join(known.slug for known in study_types())
+            raise CommandError(f"no study type {slug!r}; known: {known}")
+        return study
+
+    def _settings(self, study, options: dict) -> dict:
+        """The settings given: the type's own options, or each ``--set SETTING=VALUE`` read
+        as its run-form field reads it; the others keep their defaults."""
+        fields = study.run_form.base_fields
+        if self.study_slug:
+            return {name: options[name] for name in fields if options.get(name) is not None}
+        settings = {}
+        for given in options["settings"]:
+            name, equals, value = given.partition("=")
+            if not equals or name.replace("-", "_") not in fields:
+                known = ", ".join(fields) or "none"
+                raise CommandError(f"--set {given!r}: expected SETTING=VALUE; settings: {known}")
+            name = name.replace("-", "_")
+            try:
+                settings[name] = fields[name].to_python(value)
+            except ValidationError as error:
+                raise CommandError(f"--set {name}: {' '.join(error.messages)}") from error
+        return settings

@@ -27,4 +27,3 @@ def can_analyse_census(user) -> bool:
 
 
 CanImportCensus = permission_class(can_import_census, read_check=can_view_census)
-CanAnalyseCensus = permission_class(can_analyse_census, read_check=can_view_census)

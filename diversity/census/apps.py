@@ -15,8 +15,9 @@ class CensusConfig(AppConfig):
     job_kinds = ("census_analysis",)
 
     def ready(self) -> None:
-        from diversity.census import access, pages
-        from diversity.census.services import analyses  # noqa: F401  (registers the job kind)
+        from core.jobs.study_types import register_study_type
+        from diversity.census import access
+        from diversity.census.study import CENSUS
 
         access.grant_permissions()
-        pages.register_extensions()
+        register_study_type(CENSUS)

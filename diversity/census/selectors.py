@@ -11,7 +11,8 @@ __all__ = ["census_rows"]
 def census_rows() -> list[dict]:
     """Every census with its size, whether it has norms, and its newest finished analysis.
 
-    ``{census, n_replies, n_models, n_categories, has_norms, analysed_at}``, by name.
+    ``{census, subject (the census again, as every study type's list reads it), n_replies,
+    n_models, n_categories, has_norms, analysed_at}``, by name.
     """
     censuses = list(
         Census.objects.annotate(
@@ -27,6 +28,7 @@ def census_rows() -> list[dict]:
     return [
         {
             "census": census,
+            "subject": census,
             "n_replies": census.n_replies,
             "n_models": census.n_models,
             "n_categories": census.n_categories,

@@ -15,8 +15,9 @@ class GenieConfig(AppConfig):
     job_kinds = ("genie_analysis",)
 
     def ready(self) -> None:
-        from diversity.genie import access, pages
-        from diversity.genie.services import analyses  # noqa: F401  (registers the job kind)
+        from core.jobs.study_types import register_study_type
+        from diversity.genie import access
+        from diversity.genie.study import GENIE
 
         access.grant_permissions()
-        pages.register_extensions()
+        register_study_type(GENIE)

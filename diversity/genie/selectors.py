@@ -24,6 +24,7 @@ def genie_rows() -> list[dict]:
     return [
         {
             "genie_set": genie_set,
+            "subject": genie_set,
             "n_judgments": genie_set.n_judgments,
             "n_llm": genie_set.n_llm,
             "n_human": genie_set.n_human,

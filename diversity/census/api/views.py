@@ -1,5 +1,5 @@
-"""The census API (API.md, "One-Word Census"): list and import censuses, start an analysis
-job, fetch the newest report."""
+"""The census API (API.md, "One-Word Census"): list and import censuses. Its analyses and
+reports are every study type's (``core.jobs.study_api``)."""
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -9,17 +9,8 @@ from rest_framework.views import APIView
 
 from core.audit import Actor
 from core.errors import InvalidInput
-from core.jobs.api import (
-    ReportView,
-    StartAnalysisView,
-    analysis_request,
-    report_schema,
-    start_analysis_schema,
-)
 from diversity.census import selectors
-from diversity.census.access import CanAnalyseCensus, CanImportCensus
-from diversity.census.models import Census
-from diversity.census.services import analyses as census_analyses
+from diversity.census.access import CanImportCensus
 from diversity.census.services.imports import CensusUpload, import_census
 
 
@@ -46,11 +37,6 @@ CENSUS_SUMMARY_FIELDS = {
 }
 CensusSummary = inline_serializer("CensusSummary", fields=CENSUS_SUMMARY_FIELDS)
 CensusSummaryList = inline_serializer("CensusSummary", fields=CENSUS_SUMMARY_FIELDS, many=True)
-
-
-CensusAnalysisRequest = analysis_request(
-    "CensusAnalysisRequest", census_analyses.DEFAULT_DRAWS, census_analyses.DEFAULT_SEED
-)
 
 
 def census_payload(row: dict) -> dict:
@@ -116,36 +102,3 @@ class CensusListView(APIView):
         )
         row = next(row for row in selectors.census_rows() if row["census"].pk == census.pk)
         return Response(census_payload(row), status=status.HTTP_201_CREATED)
-
-
-class CensusAnalysisView:
-    subject_model = Census
-    subject_label = "census"
-    analyses = census_analyses
-
-
-@start_analysis_schema(
-    "census",
-    "Start a census analysis",
-    "Runs the census analysis (ANALYSIS.md, One-Word Census) as a job, optionally against a "
-    "short_text batch of human answers: 202 with the job; poll its `status_url`, then read "
-    "`GET …/report`.",
-    CensusAnalysisRequest,
-)
-class StartCensusAnalysisView(CensusAnalysisView, StartAnalysisView):
-    """Start an analysis job; poll ``status_url``, then fetch the report."""
-
-    permission_classes = [CanAnalyseCensus]
-    settings_serializer = CensusAnalysisRequest
-
-
-@report_schema(
-    "census",
-    "The newest census report",
-    "The report of the newest finished census analysis: per model, per category, against "
-    "the human norms. 404 until an analysis has finished.",
-)
-class CensusReportView(CensusAnalysisView, ReportView):
-    """The newest finished report of the census (ANALYSIS.md, "One-Word Census")."""
-
-    permission_classes = [CanAnalyseCensus]

@@ -12,19 +12,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from analysis.services.analyses import write_report
 from annotation.models import Batch
 from core.audit import Actor
-from core.errors import InvalidInput, NotFound
-from core.jobs.execution import JobProgress, job_files_dir, newest_report
-from core.jobs.kinds import register_job_kind
+from core.errors import InvalidInput
+from core.jobs.execution import newest_report
 from core.jobs.queue import run_now
-from core.jobs.stored_charts import FILES_KEY as CHARTS
-from core.jobs.stored_charts import store_charts
 from core.models import Job
 from core.parameters import integer_parameter
-from diversity.census.access import can_analyse_census
-from diversity.census.charts import page_charts
 from diversity.census.core.comparison import compare_with_norms
 from diversity.census.core.metrics import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CI_PERCENTILES
 from diversity.census.core.report import census_report, comparison_report
@@ -41,8 +35,10 @@ __all__ = [
     "JOB_KIND",
     "MAX_DRAWS",
     "analyse_census",
+    "analyse_job",
     "analyse_now",
     "analysis_params",
+    "job_summary",
     "latest_report",
 ]
 
@@ -194,35 +190,25 @@ def _human_batch_section(batch: Batch, per_category) -> dict:
 # --------------------------------------------------------------------------- the job
 
 
-@register_job_kind(JOB_KIND, can_view=can_analyse_census)
-def run_census_analysis(job: Job, progress: JobProgress) -> tuple[dict, str]:
-    census = job.subject
-    if census is None:
-        raise NotFound("census: the census of this analysis no longer exists")
-    params = job.params or {}
-    checked = analysis_params(
-        params.get("bootstrap", DEFAULT_DRAWS),
-        params.get("seed", DEFAULT_SEED),
-        params.get("human_batch"),
-    )
-    report = analyse_census(
+def analyse_job(census: Census, params: dict, progress: Callable[..., None]) -> dict:
+    """The report of an analysis job (``core.jobs.study_jobs``), from checked ``params``."""
+    return analyse_census(
         census,
-        bootstrap=checked["bootstrap"],
-        seed=checked["seed"],
-        human_batch=human_batch_of(checked["human_batch"]),
+        bootstrap=params["bootstrap"],
+        seed=params["seed"],
+        human_batch=human_batch_of(params["human_batch"]),
         progress=progress,
     )
-    filename = f"{job.pk}-census-{census.name}-report.json"
-    write_report(report, job_files_dir() / filename)
-    summary = {
+
+
+def job_summary(report: dict) -> dict:
+    """What the job's result keeps of the report."""
+    return {
         "n_models": report["n_models"],
         "n_categories": report["n_categories"],
         "n_answers": report["n_answers"],
-        "human_batch": checked["human_batch"],
-        # the page's charts, drawn here once rather than on the page's first view
-        "files": {CHARTS: store_charts(job, page_charts(report))},
+        "human_batch": report["settings"]["human_batch"],
     }
-    return summary, filename
 
 
 def analyse_now(census: Census, params: dict, actor: Actor | None = None) -> Job:

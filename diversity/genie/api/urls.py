@@ -5,12 +5,6 @@ from diversity.genie.api import views
 urlpatterns = [
     path("genie/", views.GenieListView.as_view(), name="api-genie-list"),
     path(
-        "genie/<slug:name>/analyses",
-        views.StartGenieAnalysisView.as_view(),
-        name="api-genie-analyses",
-    ),
-    path("genie/<slug:name>/report", views.GenieReportView.as_view(), name="api-genie-report"),
-    path(
         "genie/<slug:name>/comparison",
         views.GenieComparisonView.as_view(),
         name="api-genie-comparison",

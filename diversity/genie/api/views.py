@@ -1,5 +1,6 @@
-"""The Genie API (API.md, "Genie"): list and import sets, start an analysis job, fetch the
-newest report."""
+"""The Genie API (API.md, "Genie"): list and import sets, compare two models or methods of
+the newest report, its scores in GENIE's shape. Its analyses and reports are every study
+type's (``core.jobs.study_api``)."""
 
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -11,21 +12,13 @@ from rest_framework.views import APIView
 
 from core.audit import Actor
 from core.errors import InvalidInput
-from core.jobs.api import (
-    ReportView,
-    StartAnalysisView,
-    SubjectAnalysisView,
-    analysis_request,
-    report_schema,
-    start_analysis_schema,
-)
+from core.jobs.study_api import SubjectAnalysisView
 from diversity.genie import selectors
 from diversity.genie.access import CanAnalyseGenie, CanImportGenie
 from diversity.genie.choice import check_choice, compared
 from diversity.genie.core import exports
-from diversity.genie.models import GenieSet
-from diversity.genie.services import analyses as genie_analyses
 from diversity.genie.services.imports import companion_files, import_genie
+from diversity.genie.study import GENIE
 
 
 class GenieUploadRequest(serializers.Serializer):
@@ -64,11 +57,6 @@ GENIE_SUMMARY_FIELDS = {
 }
 GenieSummary = inline_serializer("GenieSummary", fields=GENIE_SUMMARY_FIELDS)
 GenieSummaryList = inline_serializer("GenieSummary", fields=GENIE_SUMMARY_FIELDS, many=True)
-
-
-GenieAnalysisRequest = analysis_request(
-    "GenieAnalysisRequest", genie_analyses.DEFAULT_DRAWS, genie_analyses.DEFAULT_SEED
-)
 
 
 def genie_payload(row: dict) -> dict:
@@ -133,42 +121,10 @@ class GenieListView(APIView):
         return Response(genie_payload(row), status=status.HTTP_201_CREATED)
 
 
-class GenieAnalysisView:
-    subject_model = GenieSet
-    subject_label = "genie"
-    analyses = genie_analyses
-
-
-@start_analysis_schema(
-    "genie",
-    "Start a Genie analysis",
-    "Runs the Genie analysis (ANALYSIS.md, Genie) as a job, with the human similarities of a "
-    "similarity batch (default: the set's own): 202 with the job; poll its `status_url`, then "
-    "read `GET …/report`.",
-    GenieAnalysisRequest,
-)
-class StartGenieAnalysisView(GenieAnalysisView, StartAnalysisView):
-    """Start an analysis job; poll ``status_url``, then fetch the report."""
-
-    permission_classes = [CanAnalyseGenie]
-    settings_serializer = GenieAnalysisRequest
-
-
-@report_schema(
-    "genie",
-    "The newest Genie report",
-    "The report of the newest finished Genie analysis: novelty per document and feature, per "
-    "feature with intervals, human-versus-LLM agreement. 404 until an analysis has finished.",
-)
-class GenieReportView(GenieAnalysisView, ReportView):
-    """The newest finished report of the set (ANALYSIS.md, "Genie")."""
-
-    permission_classes = [CanAnalyseGenie]
-
-
-class GenieExportView(GenieAnalysisView, SubjectAnalysisView):
+class GenieExportView(SubjectAnalysisView):
     """The newest report's scores in GENIE's own shape (``genie.jsonl``, ``q_genie.jsonl``)."""
 
+    study = GENIE
     permission_classes = [CanAnalyseGenie]
     table = "genie"
 
@@ -199,9 +155,10 @@ COMPARISON_PARAMETERS = [
 ]
 
 
-class GenieComparisonView(GenieAnalysisView, SubjectAnalysisView):
+class GenieComparisonView(SubjectAnalysisView):
     """The difference of two chosen models or two chosen methods of the newest report."""
 
+    study = GENIE
     permission_classes = [CanAnalyseGenie]
 
     @extend_schema(

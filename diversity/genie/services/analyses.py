@@ -13,20 +13,13 @@ file's own ``human`` rows, if any.
 
 from collections.abc import Callable
 
-from analysis.services.analyses import write_report
 from annotation.kinds import kinds_reading
 from annotation.models import Batch
 from core.audit import Actor
-from core.errors import NotFound
-from core.jobs.execution import JobProgress, job_files_dir, newest_report
-from core.jobs.kinds import register_job_kind
+from core.jobs.execution import newest_report
 from core.jobs.queue import run_now
-from core.jobs.stored_charts import FILES_KEY as CHARTS
-from core.jobs.stored_charts import store_charts
 from core.models import Job
 from core.parameters import integer_parameter
-from diversity.genie.access import can_analyse_genie
-from diversity.genie.charts import page_charts
 from diversity.genie.core.agreement import judge_agreement
 from diversity.genie.core.pairs import pair_similarities
 from diversity.genie.core.report import comparisons, genie_report
@@ -50,9 +43,11 @@ __all__ = [
     "JOB_KIND",
     "MAX_DRAWS",
     "analyse_genie",
+    "analyse_job",
     "analyse_now",
     "analysis_params",
     "human_batch_of",
+    "job_summary",
     "latest_report",
 ]
 
@@ -211,35 +206,25 @@ def _batch_for(genie_set: GenieSet, slug: str | None) -> Batch | None:
     return linked if linked is not None and linked.kind in kinds_reading(HUMAN_ANALYSIS) else None
 
 
-@register_job_kind(JOB_KIND, can_view=can_analyse_genie)
-def run_genie_analysis(job: Job, progress: JobProgress) -> tuple[dict, str]:
-    genie_set = job.subject
-    if genie_set is None:
-        raise NotFound("genie_set: the Genie set of this analysis no longer exists")
-    params = job.params or {}
-    checked = analysis_params(
-        params.get("bootstrap", DEFAULT_DRAWS),
-        params.get("seed", DEFAULT_SEED),
-        params.get("human_batch"),
-    )
-    report = analyse_genie(
+def analyse_job(genie_set: GenieSet, params: dict, progress: Callable[..., None]) -> dict:
+    """The report of an analysis job (``core.jobs.study_jobs``), from checked ``params``."""
+    return analyse_genie(
         genie_set,
-        bootstrap=checked["bootstrap"],
-        seed=checked["seed"],
-        human_batch=_batch_for(genie_set, checked["human_batch"]),
+        bootstrap=params["bootstrap"],
+        seed=params["seed"],
+        human_batch=_batch_for(genie_set, params["human_batch"]),
         progress=progress,
     )
-    filename = f"{job.pk}-genie-{genie_set.name}-report.json"
-    write_report(report, job_files_dir() / filename)
-    summary = {
+
+
+def job_summary(report: dict) -> dict:
+    """What the job's result keeps of the report."""
+    return {
         "n_documents": report["n_documents"],
         "features": report["features"],
         "human_source": report["settings"]["human_source"],
         "human_batch": report["settings"]["human_batch"],
-        # the page's charts, drawn here once rather than on the page's first view
-        "files": {CHARTS: store_charts(job, page_charts(report))},
     }
-    return summary, filename
 
 
 def analyse_now(genie_set: GenieSet, params: dict, actor: Actor | None = None) -> Job:

@@ -1,0 +1,120 @@
+"""The API of every study type (``core.jobs.study_types``; API.md, "Analyses of a study
+type"): start an analysis of a subject as a job (202 with the job to poll) and answer its
+newest finished report (404 until there is one). The subject is named in the URL
+(``<slug:name>``). A type's own API views (its list, its import, its exports) subclass
+``SubjectAnalysisView`` for the subject and its report."""
+
+from django import forms
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.access import permission_class
+from core.api.jobs import start_job_response
+from core.errors import NotFound
+from core.jobs.study_jobs import latest_report
+
+
+def analysis_request(name: str, default_draws: int, default_seed: int) -> type:
+    """A serializer class ``name`` (its schema component's name) of an analysis's settings:
+    ``bootstrap``, ``seed`` and an optional ``human_batch`` slug, checked by the service."""
+    fields = {
+        "bootstrap": serializers.IntegerField(required=False, default=default_draws),
+        "seed": serializers.IntegerField(required=False, default=default_seed),
+        "human_batch": serializers.CharField(required=False, allow_blank=True, allow_null=True),
+    }
+    return type(name, (serializers.Serializer,), fields)
+
+
+def request_of_form(study) -> type:
+    """The API's request body of ``study`` when it names none: one optional field per field
+    of its run form (whole numbers as integers, the rest as text), defaulting like the form."""
+    fields = {}
+    for name, form_field in study.run_form.base_fields.items():
+        if isinstance(form_field, forms.IntegerField):
+            fields[name] = serializers.IntegerField(
+                required=False, default=form_field.initial, help_text=form_field.help_text
+            )
+        else:
+            fields[name] = serializers.CharField(
+                required=False, allow_blank=True, allow_null=True, help_text=form_field.help_text
+            )
+    component = "".join(part.capitalize() for part in study.slug.split("-")) + "AnalysisRequest"
+    return type(component, (serializers.Serializer,), fields)
+
+
+class SubjectAnalysisView(APIView):
+    """Base of the views about one subject's analyses; ``study`` is its ``StudyType``."""
+
+    study = None
+
+    def subject(self, name: str):
+        return get_object_or_404(self.study.subject_model, name=name)
+
+    def report(self, name: str) -> dict:
+        """The newest finished report of the subject ``name``, or a 404 saying to start one."""
+        found = latest_report(self.study, self.subject(name))
+        if found is None:
+            raise NotFound(
+                f"{self.study.api_label}: {name} has no finished analysis yet; start one first"
+            )
+        return found[1]
+
+    @classmethod
+    def of_study(cls, study, **attributes) -> type:
+        """This view for ``study``: its subject, and its permission (analysing; reading needs
+        only the right to view)."""
+        permission = permission_class(study.can_analyse, read_check=study.can_view)
+        name = "".join(part.capitalize() for part in study.slug.split("-")) + cls.__name__
+        return type(
+            name, (cls,), {"study": study, "permission_classes": [permission], **attributes}
+        )
+
+
+class StartAnalysisView(SubjectAnalysisView):
+    """Start an analysis job; poll ``status_url``, then fetch the report."""
+
+    settings_serializer = None
+
+    def post(self, request, name: str):
+        subject = self.subject(name)
+        settings = self.settings_serializer(data=request.data)
+        settings.is_valid(raise_exception=True)
+        params = self.study.params(**settings.validated_data)
+        return start_job_response(request, self.study.job_kind, subject, params)
+
+    @classmethod
+    def for_study(cls, study) -> type:
+        request = study.api_request or request_of_form(study)
+        words = study.api_words
+        view = cls.of_study(study, settings_serializer=request)
+        return extend_schema_view(
+            post=extend_schema(
+                tags=[study.tag],
+                summary=words.start_summary,
+                description=words.start_description,
+                request=request,
+                responses={202: dict},
+            )
+        )(view)
+
+
+class ReportView(SubjectAnalysisView):
+    """The newest finished report of the subject."""
+
+    def get(self, request, name: str):
+        return Response(self.report(name))
+
+    @classmethod
+    def for_study(cls, study) -> type:
+        words = study.api_words
+        return extend_schema_view(
+            get=extend_schema(
+                tags=[study.tag],
+                summary=words.report_summary,
+                description=words.report_description,
+                responses=dict,
+            )
+        )(cls.of_study(study))
