@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "diversity.census",
     "diversity.genie",
     "diversity.corpora",
+    "diversity.lengths",
     "demo",
 ]
 

@@ -113,9 +113,12 @@ def test_the_statistics_core_is_pure():
     assert wrong == []
 
 
-# The pure cores of the diversity apps, and the project modules (themselves pure, checked
-# here too) that they may use besides themselves.
-PURE_CORES = ["diversity/census/core", "diversity/genie/core", "diversity/homogeneity"]
+# The pure cores of the diversity apps (every study type's ``core/`` package, found, so a
+# new type is held to the rule without a line here), and the project modules (themselves
+# pure, checked here too) that they may use besides themselves.
+PURE_CORES = sorted(
+    str(path.relative_to(ROOT)) for path in ROOT.glob("diversity/*/core") if path.is_dir()
+) + ["diversity/homogeneity"]
 PURE_SHARED = ["analysis/stats", "annotation/normalisers/census.py"]
 
 
@@ -125,8 +128,8 @@ def _pure_paths(relative: str) -> list[Path]:
 
 
 def test_the_diversity_cores_are_pure():
-    """The figures of the census, Genie and homogeneity take records and arrays, never the
-    database: no Django, and of the project only pure modules (a Django app module would
+    """The figures of the census, Genie, lengths and homogeneity take records and arrays,
+    never the database: no Django, and of the project only pure modules (a Django app module would
     bring Django in with it)."""
     allowed = tuple(
         _module_name(path)
@@ -147,3 +150,9 @@ def test_the_diversity_cores_are_pure():
                 if not any(imported == a or imported.startswith(f"{a}.") for a in allowed)
             ]
     assert wrong == []
+
+
+def test_every_study_type_has_its_pure_core_checked():
+    assert {"diversity/census/core", "diversity/genie/core", "diversity/lengths/core"} <= set(
+        PURE_CORES
+    )

@@ -1,0 +1,1 @@
+"""The pure core of the length statistics: records in, figures out; no Django."""

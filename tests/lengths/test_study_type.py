@@ -1,0 +1,178 @@
+"""Length statistics, a study type declared in one package (diversity.lengths), on every
+surface the scaffold gives a type: the staff navigation and pages, the Run form, the
+downloads, the API and ``manage.py analyze`` — with the refusals each must give."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from core.models import Job
+from diversity.corpora.services.imports import import_corpus
+from tests.files import write_jsonl
+from tests.staff import staff_client, staff_user, token_client
+
+pytestmark = pytest.mark.django_db
+
+TEXTS = {  # (query, model) -> the responses' texts
+    ("q1", "alpha"): ["ab", "ab cd ef"],
+    ("q1", "beta"): ["twelve chars"],
+    ("q2", "alpha"): ["xyz"],
+    ("q2", "beta"): ["a much longer answer of forty characters"],
+}
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    rows = [
+        {
+            "query_id": query,
+            "query": f"Question {query}?",
+            "model": model,
+            "sample": sample,
+            "response_id": f"{query}-{model}-{sample}",
+            "response": text,
+        }
+        for (query, model), texts in TEXTS.items()
+        for sample, text in enumerate(texts, start=1)
+    ]
+    return import_corpus("pool", write_jsonl(tmp_path / "pool.jsonl", rows))
+
+
+def _job() -> Job:
+    return Job.objects.get(kind="length_statistics")
+
+
+def test_the_pages_list_run_show_and_download(
+    corpus, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.DATA_DIR = tmp_path
+    client = staff_client("researcher")
+    home = client.get("/manage/census/").content.decode()
+    assert 'href="/manage/lengths/"' in home  # the navigation names every study type
+    listing = client.get("/manage/lengths/")
+    assert listing.status_code == 200 and 'data-subject="pool"' in listing.content.decode()
+    assert "not yet" in listing.content.decode()
+    page = client.get("/manage/lengths/pool/").content.decode()
+    assert "No analysis yet" in page and 'name="tail"' in page
+
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post("/manage/lengths/pool/run", {"tail": "50"})
+    assert answer.status_code == 302
+    job = _job()
+    assert job.state == Job.State.SUCCEEDED and job.params == {"tail": 50}
+    page = client.get("/manage/lengths/pool/").content.decode()
+    assert 'data-model="alpha"' in page and 'data-model="beta"' in page
+    assert "p50 characters" in page
+
+    models = _csv(client.get("/manage/lengths/pool/models.csv"))
+    alpha = next(row for row in models if row["model"] == "alpha")
+    assert float(alpha["mean_characters"]) == pytest.approx((2 + 8 + 3) / 3)
+    assert float(alpha["median_words"]) == 1.0
+    queries = {row["query_id"]: row for row in _csv(client.get("/manage/lengths/pool/queries.csv"))}
+    assert queries["q2"]["longest_model"] == "beta" and queries["q1"]["n_responses"] == "3"
+    report = json.loads(b"".join(client.get("/manage/lengths/pool/report.json").streaming_content))
+    assert report["settings"] == {"tail": 50} and report["n_responses"] == 5
+    assert client.get("/manage/lengths/pool/nope.csv").status_code == 404
+
+
+def test_a_bad_setting_on_the_page_starts_nothing(corpus):
+    client = staff_client("researcher")
+    answer = client.post(
+        "/manage/lengths/pool/run", {"tail": "100"}, HTTP_ACCEPT="application/json"
+    )
+    assert answer.status_code == 400 and "Tail percentile" in answer.json()["error"]
+    assert not Job.objects.exists()
+
+
+def test_who_may_see_and_run(corpus):
+    roleless = Client()
+    roleless.force_login(staff_user(None, "no-role"))
+    for url in ("/manage/lengths/", "/manage/lengths/pool/"):
+        assert roleless.get(url).status_code == 403
+        assert Client().get(url).status_code == 302  # to the login page
+    assert roleless.post("/manage/lengths/pool/run", {"tail": "90"}).status_code == 403
+    assert roleless.post("/api/v1/lengths/pool/analyses", {}).status_code in (401, 403)
+    assert not Job.objects.exists()
+    assert staff_client("researcher").get("/manage/lengths/nope/").status_code == 404
+
+
+def test_the_api_starts_an_analysis_and_answers_its_report(
+    corpus, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.DATA_DIR = tmp_path
+    client = token_client("researcher")
+    before = client.get("/api/v1/lengths/pool/report")
+    assert before.status_code == 404 and "no finished analysis" in before.json()["detail"]
+    refused = client.post(
+        "/api/v1/lengths/pool/analyses", {"tail": 0}, content_type="application/json"
+    )
+    assert refused.status_code == 400 and "tail" in json.dumps(refused.json())
+    wrong = client.post(
+        "/api/v1/lengths/pool/analyses", {"tail": "many"}, content_type="application/json"
+    )
+    assert wrong.status_code == 400 and "tail" in json.dumps(wrong.json())
+    with django_capture_on_commit_callbacks(execute=True):
+        started = client.post(
+            "/api/v1/lengths/pool/analyses", {"tail": 75}, content_type="application/json"
+        )
+    assert started.status_code == 202
+    report = client.get("/api/v1/lengths/pool/report").json()
+    assert report["settings"]["tail"] == 75
+    assert report["per_model"]["beta"]["n_responses"] == 2
+    assert client.post("/api/v1/lengths/nope/analyses", {}).status_code == 404
+
+
+def test_the_schema_describes_the_type(corpus):
+    schema = token_client("researcher").get("/api/schema/?format=json").json()
+    assert "/api/v1/lengths/{name}/analyses" in schema["paths"]
+    body = schema["components"]["schemas"]["LengthsAnalysisRequest"]
+    assert body["properties"]["tail"]["type"] == "integer"
+
+
+def test_the_command_analyses_with_a_setting(corpus, settings, tmp_path, capsys):
+    settings.DATA_DIR = tmp_path
+    out = tmp_path / "lengths.json"
+    call_command("analyze_study", "lengths", "pool", "--set", "tail=80", "--json", str(out))
+    printed = capsys.readouterr().out
+    assert "Analysed the lengths of corpus pool: 5 responses of 2 models" in printed
+    assert json.loads(out.read_text())["settings"] == {"tail": 80}
+    assert _job().params == {"tail": 80}
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["nope", "pool"], "no study type 'nope'"),
+        (["lengths", "nope"], "corpus 'nope' does not exist"),
+        (["lengths", "pool", "--set", "depth=3"], "settings: tail"),
+        (["lengths", "pool", "--set", "tail"], "expected SETTING=VALUE"),
+        (["lengths", "pool", "--set", "tail=abc"], "--set tail"),
+        (["lengths", "pool", "--set", "tail=100"], "tail: must be between 1 and 99"),
+    ],
+)
+def test_the_command_refuses_plainly(corpus, arguments, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("analyze_study", *arguments)
+    assert not Job.objects.exists()
+
+
+def test_the_generic_command_serves_the_census_too(settings, tmp_path, capsys):
+    from diversity.census.services.imports import import_census
+    from tests.diversity.test_census_pages import transcript
+
+    settings.DATA_DIR = tmp_path
+    import_census(
+        "tiny", [transcript("alpha", {"tree": ["Oak"]}), transcript("beta", {"tree": ["Elm"]})]
+    )
+    call_command("analyze_study", "census", "tiny", "--set", "bootstrap=20", "--set", "seed=3")
+    assert "Analysed census tiny" in capsys.readouterr().out
+    assert Job.objects.get(kind="census_analysis").params["bootstrap"] == 20
+
+
+def _csv(response) -> list[dict]:
+    text = b"".join(response.streaming_content).decode("utf-8")
+    return list(csv.DictReader(io.StringIO(text)))
