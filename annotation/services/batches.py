@@ -24,10 +24,18 @@ from annotation.services import bundles, languages, questionnaire, slots
 from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
+from core.jobs.study_types import study_types
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
-# Staff pages of other parts of the site live beside the batches under /manage/.
-RESERVED_SLUGS = {"census", "genie", "corpora", "corpus"}
+# Staff pages of other parts of the site live beside the batches under /manage/ and are
+# matched first: the corpora's, and every study type's (census, genie, lengths, …).
+OTHER_PAGES = {"corpora", "corpus"}
+
+
+def reserved_slugs() -> set[str]:
+    """The slugs a batch may not take: its page would be another's."""
+    return OTHER_PAGES | {study.slug for study in study_types()}
+
 
 # state -> states it may move to
 TRANSITIONS: dict[str, set[str]] = {
@@ -65,7 +73,7 @@ def create_batch(
         raise InvalidInput(
             "slug", f"{slug!r} must be lower-case letters, digits and hyphens (at most 100)"
         )
-    if slug in RESERVED_SLUGS:
+    if slug in reserved_slugs():
         raise InvalidInput("slug", f"{slug!r} is taken by a page of the site; choose another")
     task_kind = get_kind(kind)
     kind_settings = task_kind.clean_settings(kind_settings)

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from core.access import permission_class
 from core.api.jobs import start_job_response
-from core.errors import NotFound
+from core.errors import InvalidInput, NotFound
 from core.jobs.study_jobs import latest_report
 
 
@@ -80,6 +80,13 @@ class StartAnalysisView(SubjectAnalysisView):
 
     def post(self, request, name: str):
         subject = self.subject(name)
+        known = self.settings_serializer().fields
+        unknown = sorted(str(key) for key in request.data if key not in known)
+        if unknown:  # a misspelt setting would otherwise run at its default, unnoticed
+            settings = ", ".join(known) or "none"
+            raise InvalidInput(
+                unknown[0], f"is not a setting of this analysis; settings: {settings}"
+            )
         settings = self.settings_serializer(data=request.data)
         settings.is_valid(raise_exception=True)
         params = self.study.params(**settings.validated_data)

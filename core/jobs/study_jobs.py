@@ -33,7 +33,8 @@ def register_runner(study) -> None:
         write_json(job_files_dir() / filename, report)
         summary = dict(study.summary(report))
         if study.charts is not None:
-            summary["files"] = {CHARTS: store_charts(job, study.charts(report))}
+            files = {**summary.get("files", {}), CHARTS: store_charts(job, study.charts(report))}
+            summary["files"] = files
         return summary, filename
 
     run_study_analysis.__qualname__ = f"run_{study.slug}_analysis"

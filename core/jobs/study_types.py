@@ -24,6 +24,7 @@ page, API and command, and the ``run_form`` that asks for them), its report and 
 sections (``page_context`` and the page template, which extends ``core/study_page.html``).
 """
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -153,12 +154,36 @@ def register_study_type(study: StudyType) -> StudyType:
         return study
     if known is not None:
         raise ValueError(f"study type {study.slug!r} is already registered")
+    _check(study)
     _TYPES[study.slug] = study
     register_runner(study)
     register_nav(
         NavLink(study.label, study.url_name("list"), study.can_view, order=study.nav_order)
     )
     return study
+
+
+SLUG = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+# the scaffold's own pages of a subject, and the command's own arguments
+PAGES = {"list", "upload", "run", "json"}
+COMMAND_ARGUMENTS = {"study", "name", "json_path", "settings"}
+
+
+def _check(study: StudyType) -> None:
+    """Refuse a declaration the scaffold cannot serve, at start-up rather than at a
+    request."""
+    problems = []
+    if not SLUG.match(study.slug):
+        problems.append("slug: lower-case letters, digits and hyphens, a letter first")
+    if study.upload is not None and study.can_import is None:
+        problems.append("upload needs can_import (who may import)")
+    problems += [f"table {table!r} is a page of every type" for table in PAGES & set(study.tables)]
+    fields = set(study.run_form.base_fields)
+    problems += [
+        f"run form field {field!r} is the command's own" for field in fields & COMMAND_ARGUMENTS
+    ]
+    if problems:
+        raise ValueError(f"study type {study.slug!r}: " + "; ".join(problems))
 
 
 def study_type(slug: str) -> StudyType | None:

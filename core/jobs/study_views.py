@@ -63,8 +63,9 @@ class StudyViews:
 
     def __init__(self, study):
         self.slug = study.slug
-        guard_view = staff_page(study.can_view)
-        guard_analyse = staff_page(study.can_analyse)
+        # each guard asks the type as registered at the request, like the views themselves
+        guard_view = staff_page(lambda user: self.study.can_view(user))
+        guard_analyse = staff_page(lambda user: self.study.can_analyse(user))
         self.list = guard_view(require_GET(self._list))
         self.page = guard_view(require_GET(self._page))
         self.run = guard_analyse(require_POST(self._run))
@@ -72,7 +73,8 @@ class StudyViews:
         self.table_csv = guard_view(require_GET(self._table_csv))
         self.upload = None
         if study.upload is not None:
-            self.upload = staff_page(study.can_import)(require_POST(self._upload))
+            guard_import = staff_page(lambda user: self.study.can_import(user))
+            self.upload = guard_import(require_POST(self._upload))
 
     # ------------------------------------------------------------------ helpers
 

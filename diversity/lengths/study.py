@@ -33,8 +33,11 @@ def params(tail=DEFAULT_TAIL) -> dict:
 
 def analyse(corpus: Corpus, checked: dict, progress) -> dict:
     progress(0, None, "Reading the responses")
-    rows = CorpusResponse.objects.filter(corpus=corpus).values_list(
-        "query__query_id", "model__name", "text"
+    # in the corpus's order, so the report's queries and its tables keep one order
+    rows = (
+        CorpusResponse.objects.filter(corpus=corpus)
+        .order_by("query__position", "model__name", "sample")
+        .values_list("query__query_id", "model__name", "text")
     )
     responses = (Response(query, model, text) for query, model, text in rows.iterator(2000))
     progress(1, None, "Counting")

@@ -200,6 +200,7 @@ def test_openapi_schema_generates_without_warnings():
 
 # --------------------------------------------------------------------------- API docs
 
+
 # The study types' APIs (census, genie, lengths, … : core.jobs.study_types) document
 # themselves under their own tags; these are the platform's.
 def _other_apps_api() -> tuple[str, ...]:

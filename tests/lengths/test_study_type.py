@@ -176,3 +176,48 @@ def test_the_generic_command_serves_the_census_too(settings, tmp_path, capsys):
 def _csv(response) -> list[dict]:
     text = b"".join(response.streaming_content).decode("utf-8")
     return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_a_misspelt_setting_is_refused_not_run_at_its_default(corpus):
+    client = token_client("researcher")
+    answer = client.post(
+        "/api/v1/lengths/pool/analyses", {"tial": 95}, content_type="application/json"
+    )
+    assert answer.status_code == 400 and "tial" in json.dumps(answer.json())
+    assert "settings: tail" in json.dumps(answer.json())
+    assert not Job.objects.exists()
+
+
+@pytest.mark.parametrize("slug", ["lengths", "census", "genie", "corpora"])
+def test_a_batch_may_not_take_a_study_types_page(slug):
+    from annotation.services.batches import create_batch
+    from core.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="taken by a page of the site"):
+        create_batch(slug=slug, kind="absolute")
+
+
+def test_a_declaration_the_scaffold_cannot_serve_stops_the_start_up():
+    import dataclasses
+
+    from django import forms
+
+    from core.jobs.study_types import register_study_type, study_type
+
+    lengths = study_type("lengths")
+
+    class Clashing(forms.Form):
+        name = forms.CharField()
+
+    wrong = {
+        "slug": "Bad Slug",
+        "upload": lambda request, actor: None,  # and no can_import
+        "tables": {"run": lambda report: ([], [])},
+        "run_form": Clashing,
+    }
+    with pytest.raises(ValueError) as refused:
+        register_study_type(dataclasses.replace(lengths, **wrong))
+    message = str(refused.value)
+    for expected in ("slug:", "upload needs can_import", "table 'run'", "field 'name'"):
+        assert expected in message
+    assert study_type("Bad Slug") is None
