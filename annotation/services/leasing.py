@@ -241,6 +241,11 @@ def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> 
     while True:
         with transaction.atomic():
             participation = _lock_participation(participation)
+            # The lease is made now, not when the request began: waiting for this lock
+            # (or SQLite's write lock) can take a while, and a lease dated before it would
+            # be shorter than the batch's lease time and seem to overlap the participant's
+            # previous one, released by someone else's sweep during the wait.
+            now = max(now, timezone.now())
             annotator_id = participation.annotator_id
             done = participation.regular_labels
             if participation.status == Participation.Status.EXCLUDED:

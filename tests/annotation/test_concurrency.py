@@ -691,7 +691,8 @@ def _check_bundles(batch) -> dict:
                 (Q(submitted_at__isnull=True) | Q(submitted_at__gt=later_start))
                 & Q(expires_at__gt=later_start)
             )
-            assert not open_after.exists(), f"{annotator} held two bundles at once"
+            held = list(open_after.values_list("state", "leased_at", "expires_at", "submitted_at"))
+            assert not held, f"{annotator} held two bundles at once: {held} at {later_start}"
     left_halfway = {
         annotator
         for (annotator, _), leases in spans.items()
