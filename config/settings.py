@@ -301,6 +301,12 @@ JOB_CHUNK_MESSAGES = int(os.environ.get("JOB_CHUNK_MESSAGES", "16"))
 # deleted by the periodic task, except the newest result of each kind per subject
 # (core.jobs.retention); 0 keeps them for ever.
 JOB_FILES_RETENTION_DAYS = int(os.environ.get("JOB_FILES_RETENTION_DAYS", "30"))
+
+# The analysis job draws the report's figure files (every chart as SVG and PDF, seconds on
+# a large batch) once it has the report, so "Download figures" only sends them. Off: they
+# are drawn on the first download instead (the report page shows that progress), which
+# spares jobs whose figures nobody downloads.
+ANALYSIS_FIGURES_IN_JOB = env_flag("ANALYSIS_FIGURES_IN_JOB", True)
 # The local embedding model in this process (a worker's embeddings chunks, embed_corpus):
 # ONNX Runtime threads (0: its own choice, one per core; with several worker processes on
 # one machine, cores / processes), texts per model call, and the device ("auto": a GPU when

@@ -16,6 +16,15 @@ def private_job_files(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def figures_on_download(settings):
+    # Drawing every chart as SVG and PDF is most of a test's analysis job (~9 s of ~14 s on
+    # a 2-core machine), and only the figure tests look at those files: they turn the
+    # production default (drawn by the job) back on (tests/analysis/test_figure_files.py).
+    # The download draws them either way (analysis.figure_files.figures_zip).
+    settings.ANALYSIS_FIGURES_IN_JOB = False
+
+
+@pytest.fixture(autouse=True)
 def redis_answering():
     # A test that made Redis fail opens this process's breaker (core.redis_outage); the
     # next test starts with Redis assumed to answer.

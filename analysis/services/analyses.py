@@ -5,6 +5,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from django.conf import settings
+
 from analysis.access import can_analyse
 from analysis.bundle_section import bundle_section
 from analysis.figure_files import FILES_KEY as FIGURES
@@ -109,19 +111,20 @@ def run_analysis_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
     filename = f"{job.pk}-{job.subject.slug}-report.json"
     write_report(report, job_files_dir() / filename)
     # the page's charts and the figure files, drawn here once for every later view
-    charts = store_charts(job, draw_page_charts(report))
-    figures = store_figures(
-        job,
-        job.subject,
-        report,
-        lambda done, total: progress(analysed + done, analysed + total),
-    )
+    files = {CHARTS: store_charts(job, draw_page_charts(report))}
+    if settings.ANALYSIS_FIGURES_IN_JOB:  # else drawn on the first "Download figures"
+        files[FIGURES] = store_figures(
+            job,
+            job.subject,
+            report,
+            lambda done, total: progress(analysed + done, analysed + total),
+        )
     summary = {
         "n_items": report["n_items"],
         "n_labels": report["n_labels"],
         "n_annotators": report["n_annotators"],
         "n_sources": len(report["sources"]),
-        "files": {FIGURES: figures, CHARTS: charts},
+        "files": files,
     }
     return summary, filename
 

@@ -30,6 +30,11 @@ def no_drawing(monkeypatch):
     monkeypatch.setattr(plots.Drawing, "file", refuse)
 
 
+@pytest.fixture(autouse=True)
+def figures_in_job(settings):
+    settings.ANALYSIS_FIGURES_IN_JOB = True  # the production default, under test here
+
+
 @pytest.fixture
 def researcher(settings, tmp_path):
     settings.DATA_DIR = tmp_path  # the jobs folder of this test alone
@@ -96,3 +101,16 @@ def test_a_report_from_before_stored_figures_gets_them_on_its_first_download(
     second = downloaded(researcher.get(f"/manage/{batch.slug}/report/figures.zip"))
     assert sorted(first.namelist()) == sorted(second.namelist())
     assert all(first.read(name) == second.read(name) for name in first.namelist())
+
+
+def test_with_figures_left_to_the_download_the_job_draws_none_and_the_download_does(
+    researcher, settings
+):
+    settings.ANALYSIS_FIGURES_IN_JOB = False
+    batch = analysed_batch()
+    job = Job.objects.filter(kind="analysis").latest("created_at")
+    assert "figures" not in job.result["files"] and "charts" in job.result["files"]
+    archive = downloaded(researcher.get(f"/manage/{batch.slug}/report/figures.zip"))
+    assert any(name.endswith(".pdf") for name in archive.namelist())
+    job.refresh_from_db()
+    assert "figures" in job.result["files"]  # drawn once, kept for the next download
