@@ -76,9 +76,20 @@
     return detail.replace(/^[a-z_]+: /, "");
   }
 
-  // POST JSON with retries (worker_requests.js), its waits and failures shown here
-  const postWithRetry = (url, body, what) =>
-    window.WorkerRequests.postWithRetry(url, body, what, showStatus);
+  // POST JSON with retries (worker_requests.js), its waits and failures shown here. Once
+  // an answer comes after a retry, the message shown before the retry comes back (e.g.
+  // "you had already answered this item" while the next item was being fetched), rather
+  // than nothing.
+  function postWithRetry(url, body, what) {
+    const status = el("status");
+    const before = statusKind ? { message: status.textContent, kind: statusKind } : null;
+    const showRetry = (message, kind) => {
+      if (message) showStatus(message, kind);
+      else if (before) showStatus(before.message, before.kind);
+      else showStatus("");
+    };
+    return window.WorkerRequests.postWithRetry(url, body, what, showRetry);
+  }
   const csrfToken = window.WorkerRequests.csrfToken;
 
   function setProgress(progress) {

@@ -115,6 +115,43 @@ def test_an_item_answered_in_another_tab_is_explained_and_the_tab_moves_on(conte
     assert label.value == 5
 
 
+def test_the_already_answered_notice_outlives_a_retried_request_for_the_next_item(
+    context, live_server
+):
+    """The next item is fetched right after the notice is shown; when that request is
+    retried (the server busy for a moment), the notice comes back with the next item."""
+    batch = make_batch(n_items=4, per_item=1)
+    first_tab = context.new_page()
+    enter_study(first_tab, live_server, batch, "worker=two-tabs-busy")
+    second_tab = context.new_page()
+    second_tab.goto(f"{live_server.url}/work/{batch.slug}/task")
+    expect(second_tab.locator("#rating")).to_be_visible()
+    item = shown_text(first_tab)
+    first_tab.keyboard.press("5")
+    first_tab.keyboard.press("Enter")
+    expect(first_tab.locator("#item")).not_to_have_text(item, timeout=TIMEOUT_MS)
+    next_sent = []
+
+    def busy_once(route):
+        next_sent.append(route.request.url)
+        if len(next_sent) == 1:
+            route.fulfill(status=503, headers={"Retry-After": "1"}, body="")
+        else:
+            route.continue_()
+
+    second_tab.route("**/next", busy_once)
+    second_tab.keyboard.press("2")
+    second_tab.keyboard.press("Enter")
+    status = second_tab.locator("#status")
+    expect(status).to_contain_text("Trying again in 1 s", timeout=TIMEOUT_MS)
+    expect(second_tab.locator("#item")).not_to_have_text(item, timeout=TIMEOUT_MS)
+    expect(status).to_contain_text("You had already answered this item")
+    expect(status).to_have_class(re.compile(r"\bnotice\b"))
+    assert len(next_sent) == 2
+    [label] = _saved_labels(batch, 1)
+    assert label.value == 5
+
+
 def test_a_pairs_options_on_a_phone_are_full_width_rows_in_scale_order(page: Page, live_server):
     page.set_viewport_size(PHONE)
     batch = make_batch(kind="pairwise", n_items=2, per_item=1)

@@ -75,9 +75,11 @@ def prefork_worker(tmp_path):
     try:
         yield worker
     finally:
+        # a warm shutdown waits for a running task (the slow job outlives the test): a
+        # few seconds for a clean exit, then the kill
         worker.terminate()
         try:
-            worker.wait(timeout=20)
+            worker.wait(timeout=5)
         except subprocess.TimeoutExpired:
             worker.kill()
             worker.wait(timeout=10)
