@@ -31,7 +31,9 @@ import uuid
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
+from functools import lru_cache
 
+from django.db import connection
 from django.db.models import F, Max, Q
 
 from annotation.models import Assignment, Batch, Item, Label, Participation
@@ -121,53 +123,8 @@ def lease_in_one_statement(
     constraints on assignments then refuse the second (``IntegrityError``; the whole
     statement, slot included, is rolled back) and the caller hands out the first lease.
     """
-    item = Item._meta.db_table
-    assignment = Assignment._meta.db_table
-    participation = Participation._meta.db_table
     tie = random.choice(ORDERS) if comparison else ""
-    order_sql = (
-        "CASE WHEN c.reserved_ab < c.reserved_ba THEN 'ab' "
-        "WHEN c.reserved_ab > c.reserved_ba THEN 'ba' ELSE %(tie)s END"
-        if comparison
-        else "''"
-    )
-    statement = f"""
-        WITH seen AS (
-            UPDATE {participation} SET last_seen_at = %(now)s
-            WHERE id = %(participation)s AND status = 'active'
-            RETURNING id
-        ), candidate AS (
-            SELECT i.id, i.reserved_ab, i.reserved_ba FROM {item} i
-            WHERE i.batch_id = %(batch)s AND i.reserved_count < i.target
-              AND EXISTS (SELECT 1 FROM seen)
-              AND NOT EXISTS (
-                  SELECT 1 FROM {assignment} a
-                  WHERE a.item_id = i.id AND a.annotator_id = %(annotator)s
-              )
-            ORDER BY i.reserved_count DESC, i.counted_count DESC, i.position ASC
-            LIMIT 1
-            FOR UPDATE OF i SKIP LOCKED
-        ), chosen AS (
-            SELECT c.id, {order_sql} AS shown_order FROM candidate c
-        ), taken AS (
-            UPDATE {item} i SET
-                reserved_count = i.reserved_count + 1,
-                reserved_ab = i.reserved_ab + (CASE WHEN ch.shown_order = 'ab' THEN 1 ELSE 0 END),
-                reserved_ba = i.reserved_ba + (CASE WHEN ch.shown_order = 'ba' THEN 1 ELSE 0 END)
-            FROM chosen ch
-            WHERE i.id = ch.id AND i.reserved_count < i.target
-              AND (ch.shown_order <> 'ab' OR i.reserved_ab < (i.target + 1) / 2)
-              AND (ch.shown_order <> 'ba' OR i.reserved_ba < (i.target + 1) / 2)
-            RETURNING i.id, ch.shown_order
-        )
-        INSERT INTO {assignment}
-            (id, batch_id, item_id, annotator_id, state, purpose, shown_order,
-             leased_at, expires_at, submitted_at)
-        SELECT %(assignment)s, %(batch)s, t.id, %(annotator)s, 'open', 'regular',
-               t.shown_order, %(now)s, %(expires)s, NULL
-        FROM taken t
-        RETURNING item_id, shown_order
-    """
+    statement = _lease_statement(connection.vendor, comparison)
     params = {
         "now": now,
         "expires": expires_at,
@@ -206,13 +163,77 @@ def count_label_in_one_statement(
     excluded): the caller then takes the locked path, which decides counted, surplus or
     excluded.
     """
+    statement = _count_label_statement(connection.vendor, tuple(sorted(label)))
+    params = {"now": now, "assignment": assignment_pk, "annotator": annotator_pk}
+    params.update({f"label_{column}": value for column, value in label.items()})
+    with sql.cursor() as cursor:
+        cursor.execute(statement, params)
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+@lru_cache(maxsize=4)
+def _lease_statement(vendor: str, comparison: bool) -> str:
+    """The text of ``lease_in_one_statement``'s statement, built once per process (it
+    depends only on whether items are pairs): the hot path only binds parameters."""
+    item = Item._meta.db_table
+    assignment = Assignment._meta.db_table
+    participation = Participation._meta.db_table
+    order_sql = (
+        "CASE WHEN c.reserved_ab < c.reserved_ba THEN 'ab' "
+        "WHEN c.reserved_ab > c.reserved_ba THEN 'ba' ELSE %(tie)s END"
+        if comparison
+        else "''"
+    )
+    return f"""
+        WITH seen AS (
+            UPDATE {participation} SET last_seen_at = %(now)s
+            WHERE id = %(participation)s AND status = 'active'
+            RETURNING id
+        ), candidate AS (
+            SELECT i.id, i.reserved_ab, i.reserved_ba FROM {item} i
+            WHERE i.batch_id = %(batch)s AND i.reserved_count < i.target
+              AND EXISTS (SELECT 1 FROM seen)
+              AND NOT EXISTS (
+                  SELECT 1 FROM {assignment} a
+                  WHERE a.item_id = i.id AND a.annotator_id = %(annotator)s
+              )
+            ORDER BY i.reserved_count DESC, i.counted_count DESC, i.position ASC
+            LIMIT 1
+            FOR UPDATE OF i SKIP LOCKED
+        ), chosen AS (
+            SELECT c.id, {order_sql} AS shown_order FROM candidate c
+        ), taken AS (
+            UPDATE {item} i SET
+                reserved_count = i.reserved_count + 1,
+                reserved_ab = i.reserved_ab + (CASE WHEN ch.shown_order = 'ab' THEN 1 ELSE 0 END),
+                reserved_ba = i.reserved_ba + (CASE WHEN ch.shown_order = 'ba' THEN 1 ELSE 0 END)
+            FROM chosen ch
+            WHERE i.id = ch.id AND i.reserved_count < i.target
+              AND (ch.shown_order <> 'ab' OR i.reserved_ab < (i.target + 1) / 2)
+              AND (ch.shown_order <> 'ba' OR i.reserved_ba < (i.target + 1) / 2)
+            RETURNING i.id, ch.shown_order
+        )
+        INSERT INTO {assignment}
+            (id, batch_id, item_id, annotator_id, state, purpose, shown_order,
+             leased_at, expires_at, submitted_at)
+        SELECT %(assignment)s, %(batch)s, t.id, %(annotator)s, 'open', 'regular',
+               t.shown_order, %(now)s, %(expires)s, NULL
+        FROM taken t
+        RETURNING item_id, shown_order
+    """
+
+
+@lru_cache(maxsize=16)
+def _count_label_statement(vendor: str, columns: tuple[str, ...]) -> str:
+    """The text of ``count_label_in_one_statement``'s statement for a label with these
+    columns, built once per process: the hot path only binds parameters."""
     item = Item._meta.db_table
     assignment = Assignment._meta.db_table
     participation = Participation._meta.db_table
     label_table = Label._meta.db_table
-    columns = sorted(label)
     values = [sql.typed_parameter(Label, column, f"label_{column}") for column in columns]
-    statement = f"""
+    return f"""
         WITH member AS (
             SELECT p.id FROM {participation} p
             JOIN {assignment} held ON held.batch_id = p.batch_id
@@ -243,12 +264,6 @@ def count_label_in_one_statement(
         FROM submitted s JOIN counted c ON c.id = s.item_id
         RETURNING id
     """
-    params = {"now": now, "assignment": assignment_pk, "annotator": annotator_pk}
-    params.update({f"label_{column}": value for column, value in label.items()})
-    with sql.cursor() as cursor:
-        cursor.execute(statement, params)
-        row = cursor.fetchone()
-    return row[0] if row else None
 
 
 def release_slots(slots: Iterable[Slot]) -> int:
