@@ -1,4 +1,4 @@
-"""Reading JSONL/CSV import files line by line, and writing their rows fast.
+"""Reading JSONL/CSV import files line by line, with one wording for each problem.
 
 The kind-independent machinery shared by the all-or-nothing importers (items in
 ``annotation.services.importing``, model scores in ``analysis.services.scores``):
@@ -14,42 +14,39 @@ The kind-independent machinery shared by the all-or-nothing importers (items in
   (its problem is already collected). ``json_object`` parses one JSONL line,
   ``json_document`` a whole JSON file or cell; ``required_value`` reports a required key
   that a row lacks or leaves empty. Readers that take a whole decoded text (census, Genie)
-  use ``jsonl_text_rows`` and collect into a ``ProblemList``; each problem has one wording
-  (``not_an_object``, ``field_count_problem``) whichever reader finds it.
-* ``chunks`` splits ids for ``__in`` look-ups; ``RowInserter`` is a multi-row
-  ``INSERT``, ``BULK_BATCH_SIZE`` rows at a time.
+  use ``jsonl_text_rows`` and ``csv_text_rows`` and collect into a ``ProblemList``; each
+  problem has one wording (``not_an_object``, ``field_count_problem``, ``MISSING_COLUMN``)
+  whichever reader finds it.
+Writing the rows (``chunks``, ``RowInserter``) is ``core.row_writing``.
 """
 
 import csv
 import hashlib
 import heapq
+import io
 import json
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Any, TypeVar
-
-from django.db import connection
-from django.db.models.constants import OnConflict
+from typing import IO, Any
 
 from core import json_text
 from core.errors import InvalidInput, ServiceError
 
 __all__ = [
-    "BULK_BATCH_SIZE",
-    "CHUNK_SIZE",
     "Fingerprint",
     "MAX_LISTED_PROBLEMS",
     "NOT_JSON",
     "SUPPORTED_FORMATS",
     "Collector",
+    "CsvTable",
+    "MISSING_COLUMN",
     "ImportRejected",
     "ProblemList",
     "Problems",
-    "RowInserter",
-    "chunks",
     "csv_rows",
+    "csv_text_rows",
     "decoded_lines",
     "field_count_problem",
     "fingerprint",
@@ -66,15 +63,11 @@ __all__ = [
 ]
 
 MAX_LISTED_PROBLEMS = 50
-CHUNK_SIZE = 1000
-BULK_BATCH_SIZE = 1000
 UTF8_BOM = b"\xef\xbb\xbf"
 SUPPORTED_FORMATS = {".jsonl": "jsonl", ".csv": "csv"}
 
 # Response texts can be long; the csv module's default limit (128 KiB) is too small.
 csv.field_size_limit(max(csv.field_size_limit(), 64 * 1024 * 1024))
-
-T = TypeVar("T")
 
 
 class ImportRejected(ServiceError):
@@ -331,6 +324,36 @@ def field_count_problem(expected: int, found: int) -> str:
     return f"expected {expected} fields as in the header, found {found}"
 
 
+def _csv_records(handle: IO, problems: Collector) -> Iterator[tuple[int, list[str] | None]]:
+    """(first line number, fields) for each CSV record, the header included; blank lines
+    are skipped and a record that is not valid CSV comes as ``None`` (problem collected)."""
+    lines = decoded_lines(handle, problems)
+    reader = csv.reader(text for _, text, _ in lines)
+    consumed = 0  # physical lines the reader had consumed before the current record
+    while True:
+        start = consumed + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            consumed = reader.line_num
+            problems.add(start, "row", f"not valid CSV: {error}")
+            yield start, None
+            continue
+        consumed = reader.line_num
+        if fields:  # else a blank line
+            yield start, fields
+
+
+def _csv_row(start: int, fields: list[str], header: list[str], problems: Collector) -> dict | None:
+    """One record as {column: cell}, or ``None`` when its field count is not the header's."""
+    if len(fields) != len(header):
+        problems.add(start, "row", field_count_problem(len(header), len(fields)))
+        return None
+    return {column: value for column, value in zip(header, fields, strict=True) if column}
+
+
 def csv_rows(
     handle: IO, problems: Problems, required: Iterable[str]
 ) -> Iterator[tuple[int, dict | None]]:
@@ -340,44 +363,68 @@ def csv_rows(
     that is missing, is a problem on line 1. Blank lines are skipped; a record that is
     not valid CSV or has another number of fields than the header gives ``None``.
     """
-    lines = decoded_lines(handle, problems)
-    reader = csv.reader(text for _, text, _ in lines)
     header: list[str] | None = None
-    consumed = 0  # physical lines the reader had consumed before the current record
-    while True:
-        start = consumed + 1
-        try:
-            fields = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as error:
-            consumed = reader.line_num
-            problems.add(start, "row", f"not valid CSV: {error}")
+    for start, fields in _csv_records(handle, problems):
+        if fields is None:
             yield start, None
-            continue
-        consumed = reader.line_num
-        if not fields:  # a blank line
+        elif header is None:
+            header = [column.strip() for column in fields]
+            _check_header(header, required, problems)
+        else:
+            yield start, _csv_row(start, fields, header, problems)
+
+
+@dataclass(frozen=True)
+class CsvTable:
+    """A whole CSV text read by ``csv_text_rows``: its header and its usable records."""
+
+    columns: list[str]
+    rows: list[tuple[int, dict]]
+
+
+def csv_text_rows(text: str, problems: Collector, required: Iterable[str] = ()) -> CsvTable | None:
+    """The records of a whole decoded CSV text (the census and Genie readers), worded as
+    ``csv_rows`` words them; ``None`` when the text has no header or the header lacks a
+    ``required`` column or repeats one (each a problem on line 1). A broken record, and
+    one whose cells are all blank (a spreadsheet's trailing ``,,,``), is left out."""
+    header: list[str] | None = None
+    rows: list[tuple[int, dict]] = []
+    # split on "\n" only, as a binary file is: a "\r" inside a quoted cell stays put
+    for start, fields in _csv_records(io.StringIO(text, newline="\n"), problems):
+        if fields is None:
             continue
         if header is None:
             header = [column.strip() for column in fields]
-            _check_header(header, required, problems)
-            continue
-        if len(fields) != len(header):
-            problems.add(start, "row", field_count_problem(len(header), len(fields)))
-            yield start, None
-            continue
-        yield start, {column: value for column, value in zip(header, fields, strict=True) if column}
+            if not _check_header(header, required, problems):
+                return None
+        elif any(field.strip() for field in fields):
+            row = _csv_row(start, fields, header, problems)
+            if row is not None:
+                rows.append((start, row))
+    if header is None:
+        problems.add(1, "file", "empty (a header row is required)")
+        return None
+    return CsvTable(header, rows)
 
 
-def _check_header(header: list[str], required: Iterable[str], problems: Problems) -> None:
+#: The one wording of a required CSV column that the header lacks.
+MISSING_COLUMN = "required column is missing from the header"
+
+
+def _check_header(header: list[str], required: Iterable[str], problems: Collector) -> bool:
+    """Whether the header names each ``required`` column once (else problems on line 1)."""
+    problems_seen = 0
     seen: set[str] = set()
     for column in header:
         if column and column in seen:
             problems.add(1, "header", f"column {column!r} appears more than once")
+            problems_seen += 1
         seen.add(column)
     for key in required:
         if key not in seen:
-            problems.add(1, key, "required column is missing from the header")
+            problems.add(1, key, MISSING_COLUMN)
+            problems_seen += 1
+    return problems_seen == 0
 
 
 def required_value(problems: Problems, line: int, row: dict, key: str, *, csv_header: bool) -> Any:
@@ -410,76 +457,3 @@ def json_type(value: Any) -> str:
     if isinstance(value, int | float):
         return "a number"
     return "a string"
-
-
-# --------------------------------------------------------------------------- writing
-
-
-def chunks(keys: Iterable[T]) -> Iterator[list[T]]:
-    """``keys`` in lists of ``CHUNK_SIZE`` (fewer if the database limits query parameters)."""
-    size = CHUNK_SIZE
-    limit = connection.features.max_query_params
-    if limit:
-        size = min(size, limit - 10)
-    chunk: list[T] = []
-    for key in keys:
-        chunk.append(key)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-class RowInserter:
-    """``INSERT`` of many rows, ``BULK_BATCH_SIZE`` at a time, without model instances.
-
-    This is what ``bulk_create`` does, minus building a model instance and compiling
-    SQL for every row, which dominated the time of a 100,000-row import. Values are
-    still prepared by the model fields (``get_db_prep_save``), so JSON is stored exactly
-    as the ORM stores it. PostgreSQL gets one ``INSERT ... SELECT * FROM unnest(%s, ...)``
-    per chunk, one array parameter per column (a statement with thousands of
-    placeholders costs the driver more to parse than the round trips it saves);
-    SQLite and others get ``executemany`` of a one-row ``INSERT``.
-    """
-
-    def __init__(self, model, field_names: list[str], *, ignore_conflicts: bool = False):
-        ops = connection.ops
-        self.fields = [model._meta.get_field(name) for name in field_names]
-        on_conflict = OnConflict.IGNORE if ignore_conflicts else None
-        columns = ", ".join(ops.quote_name(field.column) for field in self.fields)
-        head = (
-            f"{ops.insert_statement(on_conflict=on_conflict)} "
-            f"{ops.quote_name(model._meta.db_table)} ({columns})"
-        )
-        tail = ops.on_conflict_suffix_sql(self.fields, on_conflict, None, None)
-        self.by_columns = connection.vendor == "postgresql"
-        if self.by_columns:
-            arrays = ", ".join(f"%s::{field.cast_db_type(connection)}[]" for field in self.fields)
-            self.sql = f"{head} SELECT * FROM unnest({arrays}) {tail}".strip()
-        else:
-            placeholders = ", ".join(["%s"] * len(self.fields))
-            self.sql = f"{head} VALUES ({placeholders}) {tail}".strip()
-        self.json_positions = [
-            index
-            for index, field in enumerate(self.fields)
-            if field.get_internal_type() == "JSONField"
-        ]
-
-    def insert(self, rows: list[list]) -> int:
-        """Insert the rows; the number the database reports inserted (-1: not known)."""
-        for index in self.json_positions:
-            field = self.fields[index]
-            for row in rows:
-                row[index] = field.get_db_prep_save(row[index], connection)
-        inserted = 0
-        with connection.cursor() as cursor:
-            for start in range(0, len(rows), BULK_BATCH_SIZE):
-                chunk = rows[start : start + BULK_BATCH_SIZE]
-                if self.by_columns:
-                    cursor.execute(self.sql, [list(column) for column in zip(*chunk, strict=True)])
-                else:
-                    cursor.executemany(self.sql, chunk)
-                count = cursor.rowcount
-                inserted = -1 if inserted < 0 or count is None or count < 0 else inserted + count
-        return inserted

@@ -8,7 +8,7 @@ problems"); only one small entry per distinct (source, response/item) is kept. S
 response ids, item ids and stored scores are then looked up in chunks. If anything is
 wrong, ``ImportRejected`` lists the problems and nothing is written; otherwise, in one
 transaction, the new sources are written with ``bulk_create`` and the new scores with
-``tabular.RowInserter``'s multi-row ``INSERT``.
+``row_writing.RowInserter``'s multi-row ``INSERT``.
 
 Rules:
 
@@ -52,10 +52,11 @@ from analysis.services.score_rows import (
     shown,
 )
 from annotation.models import Batch, Item, Response
-from core import audit, tabular
+from core import audit, row_writing, tabular
 from core.audit import Actor
 from core.errors import InvalidInput
-from core.tabular import BULK_BATCH_SIZE, ImportRejected, Problems
+from core.row_writing import BULK_BATCH_SIZE
+from core.tabular import ImportRejected, Problems
 
 __all__ = ["ScoreImportSummary", "import_scores"]
 
@@ -126,7 +127,7 @@ def _validate(handle: IO, name: str, fmt: str, batch: Batch | None) -> ScorePlan
 
 
 def _check_sources(sources: dict[str, SourceEntry], problems: Problems) -> None:
-    for chunk in tabular.chunks(sources):
+    for chunk in row_writing.chunks(sources):
         for name, pk, kind in ScoreSource.objects.filter(name__in=chunk).values_list(
             "name", "pk", "kind"
         ):
@@ -152,14 +153,14 @@ def _resolve_targets(
             first_line[target] = entry.line
     found: dict[tuple[str, str], int] = {}
     response_ids = [value for key, value in first_line if key == RESPONSE]
-    for chunk in tabular.chunks(response_ids):
+    for chunk in row_writing.chunks(response_ids):
         for response_id, pk in Response.objects.filter(response_id__in=chunk).values_list(
             "response_id", "pk"
         ):
             found[(RESPONSE, response_id)] = pk
     item_ids = [value for key, value in first_line if key == ITEM]
     if batch is not None:
-        for chunk in tabular.chunks(item_ids):
+        for chunk in row_writing.chunks(item_ids):
             for item_id, pk in Item.objects.filter(batch=batch, item_id__in=chunk).values_list(
                 "item_id", "pk"
             ):
@@ -188,7 +189,7 @@ def _check_stored_scores(
         return
     for key, column in ((RESPONSE, "response_id"), (ITEM, "item_id")):
         ids_by_pk = {pk: value for (kind, value), pk in targets.items() if kind == key}
-        for chunk in tabular.chunks(ids_by_pk):
+        for chunk in row_writing.chunks(ids_by_pk):
             stored = Score.objects.filter(**{f"{column}__in": chunk}).values_list(
                 "source_id", column, "value", "distribution"
             )
@@ -239,16 +240,16 @@ def _write(
                 [ScoreSource(name=name, kind=sources[name].kind) for name in new_sources],
                 batch_size=BULK_BATCH_SIZE,
             )
-            for chunk in tabular.chunks(new_sources):
+            for chunk in row_writing.chunks(new_sources):
                 for name, pk in ScoreSource.objects.filter(name__in=chunk).values_list(
                     "name", "pk"
                 ):
                     sources[name].pk = pk
-            for chunk in tabular.chunks(updated):
+            for chunk in row_writing.chunks(updated):
                 ScoreSource.objects.filter(pk__in=chunk).update(updated_at=timezone.now())
             # a plain multi-row INSERT: bulk_create without building 100,000 model
             # instances; a concurrent duplicate fails the unique constraints
-            inserter = tabular.RowInserter(
+            inserter = row_writing.RowInserter(
                 Score, ["source", "response", "item", "value", "distribution"]
             )
             for start in range(0, len(new_scores), BULK_BATCH_SIZE):

@@ -8,7 +8,7 @@ item. The ids are then checked against the database in chunks (queries and respo
 are project-wide: the same id with the same text is reused, a different text is an
 error; item ids must be new to the batch). If anything is wrong, ``ImportRejected``
 lists the problems and nothing is written. Otherwise queries, responses and items are
-inserted a thousand rows at a time (``tabular.RowInserter``) in one transaction that
+inserted a thousand rows at a time (``row_writing.RowInserter``) in one transaction that
 holds the batch row's lock. Reading the file, collecting the problems and the insert
 itself are shared with the score importer, in ``core.tabular``; the checks of single values
 (ids, labels, texts) with the response-pool importer, in ``core.row_fields``. The required
@@ -45,15 +45,8 @@ from core import audit
 from core.audit import Actor
 from core.errors import Conflict, NotFound
 from core.locking import lock_rows
-from core.tabular import (
-    BULK_BATCH_SIZE,
-    Fingerprint,
-    ImportRejected,
-    RowInserter,
-    chunks,
-    fingerprint,
-    open_source,
-)
+from core.row_writing import BULK_BATCH_SIZE, RowInserter, chunks
+from core.tabular import Fingerprint, ImportRejected, fingerprint, open_source
 
 # the concurrency tests validate a file, change the database, then write the plan
 _validate = validate

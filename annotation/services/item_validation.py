@@ -17,10 +17,10 @@ from annotation.kinds.base import ResponseSlot, TaskKind
 from annotation.models import Batch, Item, Query, Response
 from core import json_text
 from core.row_fields import RowFields, unstorable, unstorable_json
+from core.row_writing import chunks
 from core.tabular import (
     ImportRejected,
     Problems,
-    chunks,
     csv_rows,
     jsonl_rows,
     reject_json_constant,

@@ -27,8 +27,6 @@ run) twice, in one file or across the files of a directory, is a problem too.
 Pure: takes paths and file objects (binary or text), never the database.
 """
 
-import csv
-import io
 import os
 from collections.abc import Iterable
 from typing import IO, Any
@@ -36,7 +34,7 @@ from typing import IO, Any
 from core.tabular import (
     NOT_JSON,
     ProblemList,
-    field_count_problem,
+    csv_text_rows,
     json_document,
     jsonl_text_rows,
 )
@@ -302,27 +300,8 @@ def _jsonl_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int
 
 
 def _csv_rows(text: str, name: str, problems: list[str]) -> Iterable[tuple[int, dict]]:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
-    if header is None:
-        problems.append(f"{name}:1: file: empty (a header row is required)")
-        return
-    header = [column.strip() for column in header]
-    missing = [column for column in FLAT_COLUMNS if column not in header]
-    for column in missing:
-        problems.append(f"{name}:1: {column}: missing column")
-    if missing:
-        return
-    line = reader.line_num
-    for fields in reader:
-        # A quoted field may span lines: a record starts on the line after the previous one.
-        start, line = line + 1, reader.line_num
-        if not any(field.strip() for field in fields):
-            continue
-        if len(fields) != len(header):
-            problems.append(f"{name}:{start}: row: {field_count_problem(len(header), len(fields))}")
-            continue
-        yield start, dict(zip(header, fields, strict=True))
+    table = csv_text_rows(text, ProblemList(name, problems), FLAT_COLUMNS)
+    return table.rows if table is not None else []
 
 
 def _flat_record(row: dict, place: str, problems: list[str]) -> CensusRecord | None:

@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import IO
 
+from core.tabular import MISSING_COLUMN
 from diversity.genie import native
 from diversity.genie.rows import FileRows, file_name_of, read_rows
 
@@ -26,7 +27,7 @@ def missing_columns(found: FileRows, required, name: str, problems: list[str]) -
     if found.columns is None:
         return False
     missing = [column for column in required if column not in found.columns]
-    problems.extend(f"{name}:1: {column}: missing column" for column in missing)
+    problems.extend(f"{name}:1: {column}: {MISSING_COLUMN}" for column in missing)
     return bool(missing)
 
 

@@ -13,8 +13,6 @@ the nesting limit of ``core.json_text``). Problems
 are appended as ``FILE:LINE: field: message``. Pure Python, no Django.
 """
 
-import csv
-import io
 import json
 import os
 from collections.abc import Iterable
@@ -24,7 +22,7 @@ from typing import IO
 from core.tabular import (
     NOT_JSON,
     ProblemList,
-    field_count_problem,
+    csv_text_rows,
     json_document,
     jsonl_text_rows,
     not_an_object,
@@ -131,21 +129,5 @@ def _column_rows(columns: dict[str, dict]) -> list[tuple[int, dict]]:
 
 
 def _csv_rows(text: str, name: str, problems: list[str]) -> FileRows | None:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
-    if header is None:
-        problems.append(f"{name}:1: file: empty (a header row is required)")
-        return None
-    header = [column.strip() for column in header]
-    rows = []
-    line = reader.line_num
-    for fields in reader:
-        # A quoted field may span lines: a record starts on the line after the previous one.
-        start, line = line + 1, reader.line_num
-        if not any(field.strip() for field in fields):
-            continue
-        if len(fields) != len(header):
-            problems.append(f"{name}:{start}: row: {field_count_problem(len(header), len(fields))}")
-            continue
-        rows.append((start, dict(zip(header, fields, strict=True))))
-    return FileRows(rows, header)
+    table = csv_text_rows(text, ProblemList(name, problems))
+    return FileRows(table.rows, table.columns) if table is not None else None

@@ -163,7 +163,7 @@ def test_a_bad_flat_file_names_file_line_and_field():
     ]
     csv_content = b"model,category,reply\na,color,Blue\n"
     assert rejected("c", [upload("replies.csv", csv_content)]) == [
-        "replies.csv:1: run: missing column"
+        "replies.csv:1: run: required column is missing from the header"
     ]
 
 

@@ -167,4 +167,4 @@ def test_commands_refuse_unknown_sets_and_bad_files(tmp_path):
     bad.write_text("prompt_id\np1\n")
     with pytest.raises(CommandError) as caught:
         call_command("import_genie", "bad", str(bad))
-    assert "bad.csv:1: question_id: missing column" in str(caught.value)
+    assert "bad.csv:1: question_id: required column is missing from the header" in str(caught.value)

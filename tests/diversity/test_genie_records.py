@@ -130,7 +130,7 @@ def test_missing_answer_key_and_bad_json_lines(tmp_path):
 def test_csv_missing_column_and_wrong_field_count(tmp_path):
     columns = [c for c in COLUMNS if c != "source"]
     assert problems_of(csv_file(tmp_path / "a.csv", row(), columns=columns)) == [
-        "a.csv:1: source: missing column"
+        "a.csv:1: source: required column is missing from the header"
     ]
     empty = tmp_path / "empty.csv"
     empty.write_text("", "utf-8")

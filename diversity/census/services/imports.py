@@ -20,13 +20,8 @@ from django.db import IntegrityError, transaction
 from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
-from core.tabular import (
-    BULK_BATCH_SIZE,
-    MAX_LISTED_PROBLEMS,
-    Fingerprint,
-    ImportRejected,
-    RowInserter,
-)
+from core.row_writing import BULK_BATCH_SIZE, RowInserter
+from core.tabular import MAX_LISTED_PROBLEMS, Fingerprint, ImportRejected
 from core.tabular import fingerprint as fingerprint_of
 from diversity.census.models import Census, CensusAnswer, CensusFile, CensusNorm
 from diversity.census.norms import PublishedNorms, read_norms_file

@@ -7,7 +7,7 @@ statistics are refreshed, since the freshly filled tables still look empty to it
 
 from django.db import connection
 
-from core.tabular import RowInserter
+from core.row_writing import RowInserter
 from diversity.corpora.models import CorpusModel, CorpusQuery, CorpusResponse
 
 __all__ = ["ResponseWriter", "refresh_planner_statistics", "store_query_counts"]

@@ -20,7 +20,8 @@ from django.db import IntegrityError, transaction
 from core import audit, json_text
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
-from core.tabular import BULK_BATCH_SIZE, ImportRejected, RowInserter, fingerprint
+from core.row_writing import BULK_BATCH_SIZE, RowInserter
+from core.tabular import ImportRejected, fingerprint
 from diversity.genie.models import GenieJudgment, GenieSet
 from diversity.genie.records import JudgmentFileError, read_judgment_file
 
