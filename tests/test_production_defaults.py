@@ -9,9 +9,15 @@ from pathlib import Path
 import yaml
 
 import config.settings
+from config.database import database_settings
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
+
+
+def _pool_timeout() -> float:
+    production = database_settings(config.settings.DATA_DIR, debug=False)
+    return production["OPTIONS"]["pool"]["timeout"]
 
 
 def test_a_request_waits_at_most_3_s_for_a_pooled_connection(monkeypatch):
@@ -20,9 +26,19 @@ def test_a_request_waits_at_most_3_s_for_a_pooled_connection(monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgres://app@db.example:5432/app")
     monkeypatch.setenv("DATABASE_POOL", "1")
     monkeypatch.delenv("DATABASE_POOL_TIMEOUT", raising=False)
-    assert config.settings.database_settings()["OPTIONS"]["pool"]["timeout"] == 3.0
+    assert (
+        config.settings.database_settings(config.settings.DATA_DIR, False)["OPTIONS"]["pool"][
+            "timeout"
+        ]
+        == 3.0
+    )
     monkeypatch.setenv("DATABASE_POOL_TIMEOUT", "1.5")
-    assert config.settings.database_settings()["OPTIONS"]["pool"]["timeout"] == 1.5
+    assert (
+        config.settings.database_settings(config.settings.DATA_DIR, False)["OPTIONS"]["pool"][
+            "timeout"
+        ]
+        == 1.5
+    )
     assert "`DATABASE_POOL_TIMEOUT` 3 s" in README
 
 

@@ -91,15 +91,22 @@ def test_a_paused_batch_resumes_on_the_page_by_itself(page: Page, live_server, m
     expect(status).to_be_hidden()
 
 
-def test_an_item_answered_in_another_tab_is_explained_and_the_tab_moves_on(context, live_server):
+def _one_item_in_two_tabs(context, live_server, worker: str):
+    """A participant's item shown in two tabs (the same lease): the batch, both tabs and
+    the item's text."""
     batch = make_batch(n_items=4, per_item=1)
     first_tab = context.new_page()
-    enter_study(first_tab, live_server, batch, "worker=two-tabs")
+    enter_study(first_tab, live_server, batch, f"worker={worker}")
     second_tab = context.new_page()
     second_tab.goto(f"{live_server.url}/work/{batch.slug}/task")
     expect(second_tab.locator("#rating")).to_be_visible()
     item = shown_text(first_tab)
-    assert shown_text(second_tab) == item  # the same lease, shown twice
+    assert shown_text(second_tab) == item
+    return batch, first_tab, second_tab, item
+
+
+def test_an_item_answered_in_another_tab_is_explained_and_the_tab_moves_on(context, live_server):
+    batch, first_tab, second_tab, item = _one_item_in_two_tabs(context, live_server, "two-tabs")
     first_tab.keyboard.press("5")
     first_tab.keyboard.press("Enter")
     expect(first_tab.locator("#item")).not_to_have_text(item, timeout=TIMEOUT_MS)
@@ -120,13 +127,7 @@ def test_the_already_answered_notice_outlives_a_retried_request_for_the_next_ite
 ):
     """The next item is fetched right after the notice is shown; when that request is
     retried (the server busy for a moment), the notice comes back with the next item."""
-    batch = make_batch(n_items=4, per_item=1)
-    first_tab = context.new_page()
-    enter_study(first_tab, live_server, batch, "worker=two-tabs-busy")
-    second_tab = context.new_page()
-    second_tab.goto(f"{live_server.url}/work/{batch.slug}/task")
-    expect(second_tab.locator("#rating")).to_be_visible()
-    item = shown_text(first_tab)
+    batch, first_tab, second_tab, item = _one_item_in_two_tabs(context, live_server, "busy-tabs")
     first_tab.keyboard.press("5")
     first_tab.keyboard.press("Enter")
     expect(first_tab.locator("#item")).not_to_have_text(item, timeout=TIMEOUT_MS)

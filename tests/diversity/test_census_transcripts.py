@@ -206,7 +206,10 @@ def test_bad_jsonl_line_names_file_line_and_field(tmp_path, line, expected):
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        ("model,category,run\nm,color,0\n", "replies.csv:1: reply: required column is missing from the header"),
+        (
+            "model,category,run\nm,color,0\n",
+            "replies.csv:1: reply: required column is missing from the header",
+        ),
         (
             "model,category,run,reply\nm,color,0\n",
             "replies.csv:2: row: expected 4 fields as in the header, found 3",
