@@ -1,11 +1,39 @@
 """What the ``prolific`` and ``mturk`` commands share: the batch, the tables, the errors."""
 
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 from django.core.management.base import CommandError
 
 from annotation.models import Batch
 from crowd.models import BonusRun
+
+
+def amount(text: str) -> Decimal:
+    """An amount of money given on the command line (argparse's ``type``)."""
+    try:
+        return Decimal(text)
+    except InvalidOperation as wrong:
+        raise CommandError(f"{text!r} is not an amount") from wrong
+
+
+def action_parsers(parser, actions: tuple[str, ...], platform: str):
+    """One sub-command per action, each taking the batch's slug; all but ``sync`` change
+    nothing on the platform without ``--apply``. Returns the sub-parsers by name."""
+    sub = parser.add_subparsers(dest="action", required=True)
+    for name in actions:
+        command = sub.add_parser(name)
+        command.add_argument("slug")
+        if name != "sync":
+            command.add_argument("--apply", action="store_true", help=f"change it on {platform}")
+    return sub.choices
+
+
+def bonus_basis_arguments(bonus_parser, *, required: bool):
+    """``--per-item AMOUNT`` or ``--top-up-hourly RATE`` (one of them); returns the group."""
+    group = bonus_parser.add_mutually_exclusive_group(required=required)
+    group.add_argument("--per-item", type=amount, metavar="AMOUNT")
+    group.add_argument("--top-up-hourly", type=amount, metavar="RATE")
+    return group
 
 
 def batch_or_error(slug: str) -> Batch:

@@ -41,6 +41,8 @@ functions that return a single number return ``None`` (with a reason where there
 instead of ``NaN`` when the number is undefined.
 """
 
+# the per-item statistics and the subset rules, under the names their modules export
+from analysis.stats import per_item, subsets
 from analysis.stats.agreement import (
     AgreementSummary,
     AnnotatorCrowdAgreement,
@@ -66,39 +68,8 @@ from analysis.stats.correlation import (
     pearson,
     spearman,
 )
-from analysis.stats.per_item import (
-    ABSOLUTE_LABELS,
-    PAIRWISE_LABELS,
-    THREE_GROUPS,
-    count_matrix,
-    entropy_bits,
-    gini_impurity,
-    grouped_entropy_bits,
-    item_summary,
-    label_columns,
-    majority_share,
-    pairwise_agreement,
-    pairwise_annotator_disagreement,
-)
-from analysis.stats.subsets import (
-    LEAST_AGREEMENT,
-    MOST_TIES,
-    PAIRWISE_SUBSET_PERCENTS,
-    ROLE_TITLES,
-    SUBSET_FAMILIES,
-    TOP_ENTROPY,
-    TOP_ENTROPY_PERCENTS,
-    TUKEY_FENCES,
-    TUKEY_KS,
-    SubsetFamily,
-    SubsetRole,
-    batch_subsets,
-    families_for,
-    least_agreement_subsets,
-    most_ties_subsets,
-    top_entropy_subsets,
-    tukey_subsets,
-)
+from analysis.stats.per_item import *  # noqa: F403
+from analysis.stats.subsets import *  # noqa: F403
 
 __all__ = [
     "GroupFigures",
@@ -107,37 +78,6 @@ __all__ = [
     "group_breakdown",
     "position_bias",
     "retest_agreement",
-    # per item
-    "ABSOLUTE_LABELS",
-    "PAIRWISE_LABELS",
-    "THREE_GROUPS",
-    "count_matrix",
-    "entropy_bits",
-    "gini_impurity",
-    "grouped_entropy_bits",
-    "item_summary",
-    "label_columns",
-    "majority_share",
-    "pairwise_agreement",
-    "pairwise_annotator_disagreement",
-    # subsets
-    "LEAST_AGREEMENT",
-    "MOST_TIES",
-    "PAIRWISE_SUBSET_PERCENTS",
-    "ROLE_TITLES",
-    "SUBSET_FAMILIES",
-    "TOP_ENTROPY",
-    "TOP_ENTROPY_PERCENTS",
-    "TUKEY_FENCES",
-    "TUKEY_KS",
-    "SubsetFamily",
-    "SubsetRole",
-    "batch_subsets",
-    "families_for",
-    "least_agreement_subsets",
-    "most_ties_subsets",
-    "top_entropy_subsets",
-    "tukey_subsets",
     # correlation
     "BootstrapCorrelation",
     "CorrelationResult",
@@ -154,4 +94,6 @@ __all__ = [
     "annotator_crowd_agreement",
     "krippendorff_alpha",
     "leave_one_out_means",
+    *per_item.__all__,
+    *subsets.__all__,
 ]

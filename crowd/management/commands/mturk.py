@@ -11,48 +11,39 @@
 The sandbox unless ``MTURK_SANDBOX=0``. Without ``--apply`` nothing changes on MTurk.
 """
 
-from decimal import Decimal, InvalidOperation
-
 from django.core.management.base import BaseCommand, CommandError
 
 from core.audit import Actor
 from core.errors import ServiceError
-from crowd.commands import basis_and_rate, batch_or_error, bonus_table, review_table
+from crowd.commands import (
+    action_parsers,
+    amount,
+    basis_and_rate,
+    batch_or_error,
+    bonus_basis_arguments,
+    bonus_table,
+    review_table,
+)
 from crowd.models import BonusRun, Platform
 from crowd.services import bonuses, mturk
 from crowd.services.places import plan_places
 from crowd.services.review import propose
 
 
-def _amount(text: str) -> Decimal:
-    try:
-        return Decimal(text)
-    except InvalidOperation as wrong:
-        raise CommandError(f"{text!r} is not an amount") from wrong
-
-
 class Command(BaseCommand):
     help = "Create HITs, sync, review and pay bonuses of a batch on Amazon Mechanical Turk."
 
     def add_arguments(self, parser):
-        sub = parser.add_subparsers(dest="action", required=True)
-        for name in ("create-hit", "sync", "review", "bonus"):
-            command = sub.add_parser(name)
-            command.add_argument("slug")
-            if name != "sync":
-                command.add_argument("--apply", action="store_true", help="change it on MTurk")
-        hit = sub.choices["create-hit"]
+        actions = action_parsers(parser, ("create-hit", "sync", "review", "bonus"), "MTurk")
+        hit = actions["create-hit"]
         hit.add_argument("--base-url", required=True, help="the site's https:// address")
-        hit.add_argument("--reward", type=_amount, required=True, help="USD per assignment")
+        hit.add_argument("--reward", type=amount, required=True, help="USD per assignment")
         hit.add_argument("--frame-height", type=int, default=800)
         hit.add_argument("--max-assignments", type=int, default=None)
         hit.add_argument("--lifetime-days", type=int, default=7)
         hit.add_argument("--title", default="")
-        sub.choices["review"].add_argument("--reject-failed-checks", action="store_true")
-        bonus = sub.choices["bonus"]
-        group = bonus.add_mutually_exclusive_group(required=True)
-        group.add_argument("--per-item", type=_amount, metavar="AMOUNT")
-        group.add_argument("--top-up-hourly", type=_amount, metavar="RATE")
+        actions["review"].add_argument("--reject-failed-checks", action="store_true")
+        bonus_basis_arguments(actions["bonus"], required=True)
 
     def handle(self, *args, action: str, slug: str, **options):
         from botocore.exceptions import BotoCoreError, ClientError

@@ -13,13 +13,18 @@
 Without ``--apply`` nothing is changed on Prolific. Every change is in the batch's History.
 """
 
-from decimal import Decimal, InvalidOperation
-
 from django.core.management.base import BaseCommand, CommandError
 
 from core.audit import Actor
 from core.errors import ServiceError
-from crowd.commands import basis_and_rate, batch_or_error, bonus_table, review_table
+from crowd.commands import (
+    action_parsers,
+    basis_and_rate,
+    batch_or_error,
+    bonus_basis_arguments,
+    bonus_table,
+    review_table,
+)
 from crowd.models import BonusRun, Platform
 from crowd.services import bonuses, places
 from crowd.services.prolific_client import Ambiguous, NotConfigured, ProlificClient, ProlificError
@@ -27,31 +32,15 @@ from crowd.services.review import apply_prolific, propose
 from crowd.services.submissions import sync_prolific
 
 
-def _amount(text: str) -> Decimal:
-    try:
-        return Decimal(text)
-    except InvalidOperation as wrong:
-        raise CommandError(f"{text!r} is not an amount") from wrong
-
-
 class Command(BaseCommand):
     help = "Sync, review, pay bonuses and set places of a batch's Prolific study."
 
     def add_arguments(self, parser):
-        sub = parser.add_subparsers(dest="action", required=True)
-        for name in ("sync", "review", "bonus", "places"):
-            command = sub.add_parser(name)
-            command.add_argument("slug")
-            if name != "sync":
-                command.add_argument("--apply", action="store_true", help="change it on Prolific")
-        review = sub.choices["review"]
-        review.add_argument("--reject-failed-checks", action="store_true")
-        bonus = sub.choices["bonus"]
-        group = bonus.add_mutually_exclusive_group()
-        group.add_argument("--per-item", type=_amount, metavar="AMOUNT")
-        group.add_argument("--top-up-hourly", type=_amount, metavar="RATE")
+        actions = action_parsers(parser, ("sync", "review", "bonus", "places"), "Prolific")
+        actions["review"].add_argument("--reject-failed-checks", action="store_true")
+        group = bonus_basis_arguments(actions["bonus"], required=False)
         group.add_argument("--resolve", nargs=2, metavar=("RUN", "paid|unpaid"))
-        sub.choices["places"].add_argument("--margin", type=float, default=None)
+        actions["places"].add_argument("--margin", type=float, default=None)
 
     def handle(self, *args, action: str, slug: str, **options):
         batch = batch_or_error(slug)
