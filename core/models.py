@@ -8,7 +8,7 @@ that ``core`` needs no app's models: an app that wants ``subject.jobs`` or
 import uuid
 
 from django.conf import settings
-from django.contrib.contenttypes.fields import GenericForeignKey
+from django.contrib.contenttypes.fields import GenericForeignKey, GenericRelation
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
 from django.db.models import Q
@@ -150,3 +150,21 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_name} {self.action} {self.subject_label}"
+
+
+class StudySubject(models.Model):
+    """What a study type analyses (a census, a Genie set, a corpus; core.jobs.study_types):
+    who imported it and when, and its jobs."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    jobs = GenericRelation(
+        "core.Job",
+        content_type_field="subject_type",
+        object_id_field="subject_id",
+    )
+
+    class Meta:
+        abstract = True

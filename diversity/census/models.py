@@ -6,28 +6,19 @@ analysis time through the pure ``diversity.census`` modules, so a change of thos
 applies to every stored census on its next analysis and nothing needs re-importing.
 """
 
-from django.conf import settings
-from django.contrib.contenttypes.fields import GenericRelation
 from django.db import models
 from django.db.models import Q
 
+from core.models import StudySubject
 
-class Census(models.Model):
+
+class Census(StudySubject):
     """One imported census: model replies to the same "Name a ..." categories."""
 
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True, default="")
     norms_source = models.TextField(
         blank=True, default="", help_text="The imported norms file's own 'source' text."
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
-    )
-    jobs = GenericRelation(
-        "core.Job",
-        content_type_field="subject_type",
-        object_id_field="subject_id",
     )
 
     class Meta:

@@ -11,11 +11,11 @@ made from the corpus, for the batch's data card.
 """
 
 from django.conf import settings
-from django.contrib.contenttypes.fields import GenericRelation
 from django.db import models
 from django.db.models import Q
 
 from annotation.models import Batch
+from core.models import StudySubject
 
 
 class EmbeddingSource(models.TextChoices):
@@ -23,7 +23,7 @@ class EmbeddingSource(models.TextChoices):
     LOCAL_MODEL = "local_model", "local model"
 
 
-class Corpus(models.Model):
+class Corpus(StudySubject):
     """A pool of responses of several models to a set of queries."""
 
     name = models.SlugField(max_length=100, unique=True)
@@ -34,10 +34,6 @@ class Corpus(models.Model):
     n_queries = models.PositiveIntegerField(default=0)
     n_models = models.PositiveIntegerField(default=0)
     n_responses = models.PositiveIntegerField(default=0)
-    created_at = models.DateTimeField(auto_now_add=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
-    )
     # the embeddings in use (none until imported or computed)
     embedding_source = models.CharField(
         max_length=16, choices=EmbeddingSource.choices, blank=True, default=""
@@ -72,11 +68,6 @@ class Corpus(models.Model):
         blank=True,
         default="",
         help_text="The model of the unfinished run (a run by another model starts over).",
-    )
-    jobs = GenericRelation(
-        "core.Job",
-        content_type_field="subject_type",
-        object_id_field="subject_id",
     )
 
     class Meta:

@@ -6,15 +6,14 @@ scores them with the pure code. Human similarity labels collected on the platfor
 a ``similarity`` batch (``GenieSet.human_batch``, made by ``genie_batch``), not here.
 """
 
-from django.conf import settings
-from django.contrib.contenttypes.fields import GenericRelation
 from django.db import models
 from django.db.models import Q
 
 from annotation.models import Batch
+from core.models import StudySubject
 
 
-class GenieSet(models.Model):
+class GenieSet(StudySubject):
     """An imported set of Genie similarity judgments (one file)."""
 
     name = models.SlugField(max_length=100, unique=True)
@@ -44,15 +43,6 @@ class GenieSet(models.Model):
         blank=True,
         related_name="+",
         help_text="The similarity batch made from this set (genie_batch), if any.",
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
-    )
-    jobs = GenericRelation(
-        "core.Job",
-        content_type_field="subject_type",
-        object_id_field="subject_id",
     )
 
     class Meta:

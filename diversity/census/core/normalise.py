@@ -2,22 +2,7 @@
 (one home for it, shared with the ``short_text`` kind's ``census`` normaliser); this module
 re-exports it under the names the census code uses."""
 
-from annotation.normalisers.census import (
-    ACKNOWLEDGEMENTS,
-    MAX_WORDS,
-    FailedReason,
-    candidate_words,
-    failed_reason,
-    merge_plurals,
-    normalise_reply,
-)
+import annotation.normalisers.census as _rule
+from annotation.normalisers.census import *  # noqa: F403
 
-__all__ = [
-    "ACKNOWLEDGEMENTS",
-    "MAX_WORDS",
-    "FailedReason",
-    "candidate_words",
-    "failed_reason",
-    "merge_plurals",
-    "normalise_reply",
-]
+__all__ = list(_rule.__all__)
