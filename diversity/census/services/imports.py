@@ -9,7 +9,6 @@ the import is recorded in the census's audit trail.
 """
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -20,6 +19,7 @@ from django.db import IntegrityError, transaction
 from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
+from core.jobs.subject_names import check_subject_name
 from core.row_writing import BULK_BATCH_SIZE, RowInserter
 from core.tabular import MAX_LISTED_PROBLEMS, Fingerprint, ImportRejected
 from core.tabular import fingerprint as fingerprint_of
@@ -28,9 +28,7 @@ from diversity.census.norms import PublishedNorms, read_norms_file
 from diversity.census.sources import CensusInputError
 from diversity.census.transcripts import CensusRecord, census_file_kind, read_each_file
 
-__all__ = ["NAME_PATTERN", "CensusUpload", "import_census", "uploads_of_paths"]
-
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
+__all__ = ["CensusUpload", "import_census", "uploads_of_paths"]
 
 
 @dataclass(frozen=True)
@@ -58,16 +56,6 @@ def uploads_of_paths(paths: Sequence[str | os.PathLike]) -> list[CensusUpload]:
     return uploads
 
 
-def check_name(name: str) -> str:
-    """The census name, or ``InvalidInput`` naming what a name may hold."""
-    name = (name or "").strip()
-    if not NAME_PATTERN.match(name):
-        raise InvalidInput(
-            "name", f"{name!r} must be lower-case letters, digits and hyphens (at most 100)"
-        )
-    return name
-
-
 def import_census(
     name: str,
     files: Sequence[CensusUpload],
@@ -77,7 +65,7 @@ def import_census(
     actor: Actor | None = None,
 ) -> Census:
     """Create census ``name`` from reply files and an optional norms file, all or nothing."""
-    name = check_name(name)
+    name = check_subject_name(name)
     if not files:
         raise InvalidInput("files", "give at least one transcript (.json) or flat file")
     if Census.objects.filter(name=name).exists():

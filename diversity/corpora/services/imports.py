@@ -58,7 +58,7 @@ from core.tabular import (
 )
 from diversity.corpora.access import can_import_corpora
 from diversity.corpora.models import Corpus, CorpusModel, CorpusQuery
-from diversity.corpora.services.corpus_names import NAME_PATTERN, check_name, check_title
+from diversity.corpora.services.corpus_names import check_name, check_title
 from diversity.corpora.services.pool_repeats import report_repeats
 from diversity.corpora.services.pool_writing import (
     ResponseWriter,
@@ -68,7 +68,6 @@ from diversity.corpora.services.pool_writing import (
 
 __all__ = [
     "JOB_KIND",
-    "NAME_PATTERN",
     "OPTIONAL_COLUMNS",
     "REQUIRED_COLUMNS",
     "check_name",

@@ -11,7 +11,6 @@ written in one transaction and the import is recorded in the set's audit trail.
 
 import json
 import os
-import re
 from typing import IO
 
 from django.conf import settings
@@ -20,13 +19,13 @@ from django.db import IntegrityError, transaction
 from core import audit, json_text
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
+from core.jobs.subject_names import check_subject_name
 from core.row_writing import BULK_BATCH_SIZE, RowInserter
 from core.tabular import ImportRejected, fingerprint
 from diversity.genie.models import GenieJudgment, GenieSet
 from diversity.genie.records import JudgmentFileError, read_judgment_file
 
 __all__ = [
-    "NAME_PATTERN",
     "companion_files",
     "import_genie",
     "import_summary",
@@ -70,7 +69,6 @@ def read_model_table(source: Source, filename: str | None = None) -> dict:
     return mapped
 
 
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,99}$")
 COLUMNS = [
     "genie_set",
     "position",
@@ -105,15 +103,6 @@ def companion_files(files) -> dict:
     }
 
 
-def check_name(name: str) -> str:
-    name = (name or "").strip()
-    if not NAME_PATTERN.match(name):
-        raise InvalidInput(
-            "name", f"{name!r} must be lower-case letters, digits and hyphens (at most 100)"
-        )
-    return name
-
-
 def import_genie(
     name: str,
     source: str | os.PathLike | IO,
@@ -130,7 +119,7 @@ def import_genie(
     layout or GENIE's; ``population`` and ``questions`` are (file, name) of a GENIE answers
     file's population and of GENIE's questions file, ``models`` a model table
     (``read_model_table``)."""
-    name = check_name(name)
+    name = check_subject_name(name)
     if GenieSet.objects.filter(name=name).exists():
         raise Conflict(f"name: a Genie set {name!r} already exists")
     if filename is None:
