@@ -30,27 +30,39 @@ def role_permissions(role: str) -> list[str]:
     return list(_GRANTS[role])
 
 
-def ensure_roles(**kwargs) -> None:
-    """Create/refresh the groups (idempotent); connected to ``post_migrate``."""
+def ensure_roles(sender=None, **kwargs) -> None:
+    """Create/refresh the groups (idempotent); connected to ``post_migrate``.
+
+    ``migrate`` (and a test's flush) sends ``post_migrate`` once per app with models, in
+    the order of ``INSTALLED_APPS``, each after that app's permissions were created: the
+    groups are set once, for the last of them, when every app's permissions exist."""
+    from django.apps import apps
     from django.contrib.auth.models import Group
 
+    if sender is not None and sender is not _last_app_with_models(apps):
+        return
     for role in ROLES:
         group, _ = Group.objects.get_or_create(name=role)
         group.permissions.set(_permissions(role_permissions(role)))
 
 
-def _permissions(dotted_names: list[str]) -> list:
-    from django.contrib.auth.models import Permission
+def _last_app_with_models(apps):
+    with_models = [config for config in apps.get_app_configs() if config.models_module]
+    return with_models[-1] if with_models else None
 
-    found = []
+
+def _permissions(dotted_names: list[str]) -> list:
+    """The permissions named ``"app_label.codename"`` that exist, in one query."""
+    from django.contrib.auth.models import Permission
+    from django.db.models import Q
+
+    if not dotted_names:
+        return []
+    wanted = Q()
     for dotted in dotted_names:
         app_label, codename = dotted.split(".", 1)
-        permission = Permission.objects.filter(
-            content_type__app_label=app_label, codename=codename
-        ).first()
-        if permission is not None:  # an app not migrated yet adds it on its own migrate
-            found.append(permission)
-    return found
+        wanted |= Q(content_type__app_label=app_label, codename=codename)
+    return list(Permission.objects.filter(wanted))
 
 
 def has_permission(user, permission: str) -> bool:
