@@ -53,6 +53,10 @@
   };
 
   let current = null; // {assignment, item, shownAt}
+  // a notice about the answer just sent, shown again with the next view: the next item is
+  // fetched at once, and whatever that fetch shows meanwhile (a retry's wait) must not
+  // take the notice's place
+  let noticeForNextView = "";
   let busy = false; // a request is in flight: ignore further submits
   let statusKind = ""; // kind of the message shown; an error stays until the next choice
 
@@ -258,6 +262,8 @@
     if (answer.data.assignment) renderItem(answer.data);
     else if (answer.data.reason === "wait" || answer.data.reason === "busy") waitAndRetry(answer.data);
     else renderDone(answer.data);
+    if (noticeForNextView && answer.data.assignment) showStatus(noticeForNextView, "notice");
+    noticeForNextView = "";
   }
 
   // Nothing to hand out right now, but the study is not over: the remaining items are
@@ -447,12 +453,10 @@
     localStorage.removeItem(PENDING_KEY);
     if (answer.status === 409 && answer.data.code === "already_answered") {
       // the same item was answered before, in another tab or window: that answer stands
-      showStatus(
-        gettext(
-          "You had already answered this item (in another tab or window); that answer is kept. Here is the next one."
-        ),
-        "notice"
+      noticeForNextView = gettext(
+        "You had already answered this item (in another tab or window); that answer is kept. Here is the next one."
       );
+      showStatus(noticeForNextView, "notice");
     } else if (answer.status === 409 || answer.status === 400) {
       showStatus(detailOf(answer.data) || gettext("Your answer was not accepted."), "error");
     } else if (answer.status === 200 || answer.status === 201) {
