@@ -195,8 +195,12 @@ def _lease_statement(vendor: str, comparison: bool) -> str:
             WHERE i.batch_id = %(batch)s AND i.reserved_count < i.target
               AND EXISTS (SELECT 1 FROM seen)
               AND NOT EXISTS (
+                  -- "never leased": a repeat needs a first look, so the first looks say it,
+                  -- and their unique index answers with one probe (a scan of the
+                  -- annotator's assignments and the item's otherwise)
                   SELECT 1 FROM {assignment} a
                   WHERE a.item_id = i.id AND a.annotator_id = %(annotator)s
+                    AND a.purpose <> 'repeat'
               )
             ORDER BY i.reserved_count DESC, i.counted_count DESC, i.position ASC
             LIMIT 1
