@@ -25,7 +25,6 @@ urlpatterns = [
     path("", include("crowd.urls")),
     path("api/v1/", include("crowd.api_urls")),
     path("api/v1/", include(study_urls.api())),
-    path("api/v1/", include("diversity.census.api.urls")),
     path("api/v1/", include("diversity.genie.api.urls")),
     path("api/v1/", include("diversity.corpora.api.import_urls")),
     path("api/v1/", include("diversity.corpora.api.urls")),

@@ -10,6 +10,7 @@ from django import forms
 from annotation.kinds import kinds_reading, kinds_reading_text
 from annotation.models import Batch
 from core.errors import InvalidInput
+from core.parameters import integer_parameter
 
 __all__ = ["batch_exists", "human_batch_field", "human_batch_of"]
 
@@ -55,3 +56,15 @@ def batch_exists(slug: str | None) -> bool:
     """Whether the batch a report names still exists (the page links it, else says it was
     deleted since)."""
     return bool(slug) and Batch.objects.filter(slug=slug).exists()
+
+
+def bootstrap_params(bootstrap, seed, human_batch, *, max_draws: int, human_batch_of) -> dict:
+    """Checked parameters of an analysis with a bootstrap and an optional human batch (the
+    census's, Genie's): ``{"bootstrap", "seed", "human_batch"}``, the batch checked by the
+    analysis's own ``human_batch_of`` (slug -> batch or None; ``InvalidInput``)."""
+    batch = human_batch_of(human_batch)
+    return {
+        "bootstrap": integer_parameter("bootstrap", bootstrap, 1, max_draws),
+        "seed": integer_parameter("seed", seed, 0, None),
+        "human_batch": batch.slug if batch else None,
+    }

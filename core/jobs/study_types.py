@@ -107,6 +107,9 @@ class StudyType:
     api_request: Any = None
     # other page URLs of the type (django ``path``s), e.g. its own exports
     extra_urls: tuple = ()
+    # the API's list and import of subjects (``core.jobs.study_list_api.ListApi``), when the
+    # type imports its own
+    list_api: Any = None
 
     @property
     def subject_title(self) -> str:

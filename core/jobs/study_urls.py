@@ -5,11 +5,13 @@
 Each name is the type's slug in a fixed pattern, so templates and tests name them alike:
 ``manage-<slug>-list``, ``manage-<slug>-upload``, ``manage-<slug>`` (a subject),
 ``manage-<slug>-run``, ``manage-<slug>-json``, ``manage-<slug>-<table>`` (a table's CSV),
-``api-<slug>-analyses`` and ``api-<slug>-report``."""
+``api-<slug>-analyses``, ``api-<slug>-report`` and, for a type that imports its subjects
+through the API, ``api-<slug>-list``."""
 
 from django.urls import path
 
 from core.jobs.study_api import ReportView, StartAnalysisView
+from core.jobs.study_list_api import SubjectListView
 from core.jobs.study_types import study_types
 from core.jobs.study_views import StudyViews
 
@@ -35,7 +37,12 @@ def page_urls(study) -> list:
 
 def api_urls(study) -> list:
     subject = f"{study.slug}/<slug:name>/"
+    listing = []
+    if study.list_api is not None:
+        view = SubjectListView.for_study(study).as_view()
+        listing.append(path(f"{study.slug}/", view, name=f"api-{study.slug}-list"))
     return [
+        *listing,
         path(
             f"{subject}analyses",
             StartAnalysisView.for_study(study).as_view(),

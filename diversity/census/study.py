@@ -19,6 +19,7 @@ from core.jobs.study_api import analysis_request
 from core.jobs.study_types import ApiWords, StudyType
 from diversity.census import presentation, selectors
 from diversity.census.access import can_analyse_census, can_import_census, can_view_census
+from diversity.census.api.listing import LIST_API
 from diversity.census.charts import page_charts
 from diversity.census.models import Census
 from diversity.census.services import analyses
@@ -119,6 +120,7 @@ CENSUS = StudyType(
     tables={"models": presentation.model_table, "categories": presentation.category_table},
     command_lines=command_lines,
     upload=upload,
+    list_api=LIST_API,
     rerun_note="With other bootstrap settings, or against a human batch.",
     nav_order=60,
     api_request=analysis_request(

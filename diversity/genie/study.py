@@ -23,6 +23,7 @@ from core.jobs.study_api import analysis_request
 from core.jobs.study_types import ApiWords, StudyType
 from diversity.genie import plots, presentation, selectors, views
 from diversity.genie.access import can_analyse_genie, can_import_genie, can_view_genie
+from diversity.genie.api.listing import LIST_API
 from diversity.genie.charts import page_charts
 from diversity.genie.choice import CompareForm, compared
 from diversity.genie.models import GenieSet
@@ -183,6 +184,7 @@ GENIE = StudyType(
     },
     command_lines=command_lines,
     upload=upload,
+    list_api=LIST_API,
     rerun_note="With other bootstrap settings, or another human batch.",
     nav_order=65,
     api_subject="genie",

@@ -1,16 +1,12 @@
-"""The census API (API.md, "One-Word Census"): list and import censuses. Its analyses and
-reports are every study type's (``core.jobs.study_api``)."""
+"""The census API (API.md, "One-Word Census"): what a census looks like in the list and how
+the upload imports one (``LIST_API``, made a view by ``core.jobs.study_list_api``). Its
+analyses and reports are every study type's (``core.jobs.study_api``)."""
 
-from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.response import Response
-from rest_framework.views import APIView
+from rest_framework import serializers
 
 from core.audit import Actor
 from core.errors import InvalidInput
-from diversity.census import selectors
-from diversity.census.access import CanImportCensus
+from core.jobs.study_list_api import ListApi
 from diversity.census.services.imports import CensusUpload, import_census
 
 
@@ -35,8 +31,6 @@ CENSUS_SUMMARY_FIELDS = {
     "analysed_at": serializers.DateTimeField(allow_null=True),
     "files": serializers.ListField(child=serializers.DictField()),
 }
-CensusSummary = inline_serializer("CensusSummary", fields=CENSUS_SUMMARY_FIELDS)
-CensusSummaryList = inline_serializer("CensusSummary", fields=CENSUS_SUMMARY_FIELDS, many=True)
 
 
 def census_payload(row: dict) -> dict:
@@ -63,42 +57,32 @@ def census_payload(row: dict) -> dict:
     }
 
 
-class CensusListView(APIView):
-    """List censuses; import one (multipart ``name``, ``files``, optional ``norms``)."""
-
-    permission_classes = [CanImportCensus]
-    parser_classes = [MultiPartParser, FormParser]
-
-    @extend_schema(
-        tags=["census"],
-        summary="List censuses",
-        description="Every One-Word Census with its size, whether it has human norms, its "
-        "imported files (size, SHA-256) and when it was last analysed.",
-        responses=CensusSummaryList,
+def import_from_request(request, actor: Actor):
+    """A census from the API's multipart upload: ``name``, ``files``, optional ``norms``."""
+    uploads = request.FILES.getlist("files")
+    if not uploads:
+        raise InvalidInput("files", "attach one or more reply files as 'files' (multipart)")
+    norms = request.FILES.get("norms")
+    return import_census(
+        request.data.get("name", ""),
+        [CensusUpload(upload, upload.name) for upload in uploads],
+        norms=CensusUpload(norms, norms.name) if norms else None,
+        description=request.data.get("description", "") or "",
+        actor=actor,
     )
-    def get(self, request):
-        return Response([census_payload(row) for row in selectors.census_rows()])
 
-    @extend_schema(
-        tags=["census"],
-        summary="Import a census",
-        description="Model replies from transcript JSON files and/or flat JSONL/CSV files "
-        "(`files`, one or more) and optional human norms (`norms`), all or nothing: 400 with "
-        "every problem in `problems` (FORMATS.md, One-Word Census).",
-        request={"multipart/form-data": CensusUploadRequest},
-        responses={201: CensusSummary},
-    )
-    def post(self, request):
-        uploads = request.FILES.getlist("files")
-        if not uploads:
-            raise InvalidInput("files", "attach one or more reply files as 'files' (multipart)")
-        norms = request.FILES.get("norms")
-        census = import_census(
-            request.data.get("name", ""),
-            [CensusUpload(upload, upload.name) for upload in uploads],
-            norms=CensusUpload(norms, norms.name) if norms else None,
-            description=request.data.get("description", "") or "",
-            actor=Actor.of(request.user),
-        )
-        row = next(row for row in selectors.census_rows() if row["census"].pk == census.pk)
-        return Response(census_payload(row), status=status.HTTP_201_CREATED)
+
+LIST_API = ListApi(
+    component="CensusSummary",
+    fields=CENSUS_SUMMARY_FIELDS,
+    payload=census_payload,
+    import_subject=import_from_request,
+    import_request=CensusUploadRequest,
+    list_summary="List censuses",
+    list_description="Every One-Word Census with its size, whether it has human norms, its "
+    "imported files (size, SHA-256) and when it was last analysed.",
+    import_summary="Import a census",
+    import_description="Model replies from transcript JSON files and/or flat JSONL/CSV files "
+    "(`files`, one or more) and optional human norms (`norms`), all or nothing: 400 with "
+    "every problem in `problems` (FORMATS.md, One-Word Census).",
+)

@@ -18,7 +18,6 @@ from core.errors import InvalidInput
 from core.jobs.execution import newest_report
 from core.jobs.queue import run_now
 from core.models import Job
-from core.parameters import integer_parameter
 from diversity.census.core.comparison import compare_with_norms
 from diversity.census.core.metrics import BOOTSTRAP_DRAWS, BOOTSTRAP_SEED, CI_PERCENTILES
 from diversity.census.core.report import census_report, comparison_report
@@ -26,6 +25,7 @@ from diversity.census.core.study import run_census
 from diversity.census.loading import census_records, human_answers, published_norms
 from diversity.census.models import Census
 from diversity.census.norms import human_norms
+from diversity.human_batches import bootstrap_params
 from diversity.human_batches import human_batch_of as human_batch_of_kind
 
 __all__ = [
@@ -76,12 +76,9 @@ def human_batch_of(slug: str | None) -> Batch | None:
 
 def analysis_params(bootstrap=DEFAULT_DRAWS, seed=DEFAULT_SEED, human_batch=None) -> dict:
     """Checked job parameters: ``{"bootstrap", "seed", "human_batch"}``."""
-    batch = human_batch_of(human_batch)
-    return {
-        "bootstrap": integer_parameter("bootstrap", bootstrap, 1, MAX_DRAWS),
-        "seed": integer_parameter("seed", seed, 0, None),
-        "human_batch": batch.slug if batch else None,
-    }
+    return bootstrap_params(
+        bootstrap, seed, human_batch, max_draws=MAX_DRAWS, human_batch_of=human_batch_of
+    )
 
 
 # --------------------------------------------------------------------------- the report

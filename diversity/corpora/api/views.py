@@ -66,7 +66,9 @@ CORPUS_FIELDS = {
     "report_url": serializers.CharField(allow_null=True),
 }
 CorpusSummary = inline_serializer("CorpusSummary", fields=CORPUS_FIELDS)
-CorpusSummaryList = inline_serializer("CorpusSummary", fields=CORPUS_FIELDS, many=True)
+# the same component as a list: a second inline serializer of that name would not be the
+# same component, and the list's body went undocumented
+CorpusSummaryList = type(CorpusSummary)(many=True)
 
 
 def corpus_payload(request, corpus: Corpus, analysed_at=None) -> dict:

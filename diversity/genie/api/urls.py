@@ -3,7 +3,6 @@ from django.urls import path
 from diversity.genie.api import views
 
 urlpatterns = [
-    path("genie/", views.GenieListView.as_view(), name="api-genie-list"),
     path(
         "genie/<slug:name>/comparison",
         views.GenieComparisonView.as_view(),

@@ -19,7 +19,6 @@ from core.audit import Actor
 from core.jobs.execution import newest_report
 from core.jobs.queue import run_now
 from core.models import Job
-from core.parameters import integer_parameter
 from diversity.genie.core.agreement import judge_agreement
 from diversity.genie.core.pairs import pair_similarities
 from diversity.genie.core.report import comparisons, genie_report
@@ -34,6 +33,7 @@ from diversity.genie.core.scoring import (
 from diversity.genie.loading import batch_judgments, set_judgments
 from diversity.genie.models import GenieSet
 from diversity.genie.records import SOURCES, Judgment
+from diversity.human_batches import bootstrap_params
 from diversity.human_batches import human_batch_of as human_batch_of_kind
 
 __all__ = [
@@ -70,12 +70,9 @@ def human_batch_of(slug) -> Batch | None:
 
 def analysis_params(bootstrap=DEFAULT_DRAWS, seed=DEFAULT_SEED, human_batch=None) -> dict:
     """Checked job parameters: ``{"bootstrap", "seed", "human_batch"}``."""
-    batch = human_batch_of(human_batch)
-    return {
-        "bootstrap": integer_parameter("bootstrap", bootstrap, 1, MAX_DRAWS),
-        "seed": integer_parameter("seed", seed, 0, None),
-        "human_batch": batch.slug if batch else None,
-    }
+    return bootstrap_params(
+        bootstrap, seed, human_batch, max_draws=MAX_DRAWS, human_batch_of=human_batch_of
+    )
 
 
 # --------------------------------------------------------------------------- the report
