@@ -9,7 +9,9 @@ from django.utils.translation import gettext, gettext_lazy
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import SessionAuthentication
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import BasePermission
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -25,6 +27,7 @@ from annotation.services.leasing import (
     lease_next_item,
     participation_for_work,
 )
+from core.api.parsers import JSONParser
 from core.errors import Conflict, InvalidInput, NotFound
 
 
@@ -60,9 +63,23 @@ class IsWorker(BasePermission):
         return isinstance(request.user, WorkerPrincipal)
 
 
+class JsonOnly(BaseContentNegotiation):
+    """The rating page's calls are answered in JSON, the only renderer they have: choosing
+    it from the ``Accept`` header on each of the busiest requests bought nothing."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0]
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
 class WorkerAPIView(APIView):
     authentication_classes = [WorkerSessionAuthentication]
     permission_classes = [IsWorker]
+    content_negotiation_class = JsonOnly
+    parser_classes = [JSONParser]
+    renderer_classes = [JSONRenderer]
 
 
 class NextItemResponse(serializers.Serializer):
