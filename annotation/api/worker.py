@@ -9,7 +9,7 @@ from django.utils.translation import gettext, gettext_lazy
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import BasePermission
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -63,12 +63,10 @@ class IsWorker(BasePermission):
         return isinstance(request.user, WorkerPrincipal)
 
 
-class JsonOnly(BaseContentNegotiation):
+class JsonOnly(DefaultContentNegotiation):
     """The rating page's calls are answered in JSON, the only renderer they have: choosing
-    it from the ``Accept`` header on each of the busiest requests bought nothing."""
-
-    def select_parser(self, request, parsers):
-        return parsers[0]
+    it from the ``Accept`` header on each of the busiest requests bought nothing. (A body
+    is still matched to the JSON parser by its type: another type is a 415.)"""
 
     def select_renderer(self, request, renderers, format_suffix=None):
         return renderers[0], renderers[0].media_type

@@ -233,3 +233,39 @@ def test_single_newlines_in_a_response_stay_line_breaks():
     item.response.save()
     html = next_item(enter(batch), batch).json()["item"]["response_html"]
     assert "night,<br" in html
+
+
+def test_the_rating_calls_take_json_and_answer_json_whatever_is_asked():
+    batch = make_batch(n_items=2, per_item=1)
+    client = enter(batch, worker="formy")
+    token = client.cookies["csrftoken"].value
+    assignment = next_item(client, batch).json()["assignment"]
+    # a body that is not JSON is not read: a form's fields are missing (400 naming the
+    # field), another type is refused (415); said in JSON, and nothing stored
+    form = client.post(
+        f"/api/v1/assignments/{assignment}/label",
+        {"value": "3", "duration_ms": "900"},
+        HTTP_X_CSRFTOKEN=token,
+    )
+    text = client.post(
+        f"/api/v1/assignments/{assignment}/label",
+        data="value=3",
+        content_type="text/plain",
+        HTTP_X_CSRFTOKEN=token,
+    )
+    assert (form.status_code, form.json()["field"]) == (400, "value")
+    assert text.status_code == 415, text.content
+    for refused in (form, text):
+        assert refused["Content-Type"].startswith("application/json")
+        assert refused.json()["detail"]
+    assert not Label.objects.filter(batch=batch).exists()
+    # an Accept header asking for HTML still gets the JSON answer
+    answered = client.post(
+        f"/api/v1/assignments/{assignment}/label",
+        data=json.dumps({"value": 3, "duration_ms": 900}),
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=token,
+        HTTP_ACCEPT="text/html",
+    )
+    assert answered.status_code == 201
+    assert answered.json() == {"status": "counted"}
