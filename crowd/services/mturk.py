@@ -243,9 +243,17 @@ def sync(batch: Batch, client, *, actor: Actor | None = None) -> dict:
     return summary
 
 
-def apply_review(batch: Batch, client, *, actor: Actor, reject_failed_checks: bool = False) -> dict:
+def _review_verdict(error: Exception) -> str | None:
+    """How an approval or rejection call ended (``review.send_decision``): a server fault
+    or no answer leaves it unknown, any other answer from MTurk refused it."""
     from botocore.exceptions import BotoCoreError, ClientError
 
+    if isinstance(error, ClientError):
+        return "unknown" if _server_fault(error) else "refused"
+    return "unknown" if isinstance(error, BotoCoreError) else None
+
+
+def apply_review(batch: Batch, client, *, actor: Actor, reject_failed_checks: bool = False) -> dict:
     sync(batch, client, actor=actor)
     grouped = review.actionable(
         review.propose(batch, Platform.MTURK, reject_failed_checks=reject_failed_checks)
@@ -256,45 +264,30 @@ def apply_review(batch: Batch, client, *, actor: Actor, reject_failed_checks: bo
         (ReviewAction.REJECT, "rejected", "Rejected"),
     ):
         for proposal in grouped.get(action, []):
-            review.mark_sent(batch, Platform.MTURK, [proposal], actor)
-            try:
-                if action == ReviewAction.APPROVE:
-                    call(client, "approve_assignment", AssignmentId=proposal.submission_id)
-                else:
-                    call(
-                        client,
-                        "reject_assignment",
-                        AssignmentId=proposal.submission_id,
-                        RequesterFeedback=gettext(
-                            "Your work failed %(failed)s of the task's attention checks."
-                        )
-                        % {"failed": proposal.checks_failed},
-                    )
-            except ClientError as refused:
-                if _server_fault(refused):
-                    outcome["unknown"] += 1
-                    continue
-                review.mark_outcome(
-                    batch,
-                    Platform.MTURK,
-                    [proposal],
-                    state="failed",
-                    actor=actor,
-                    detail=str(refused),
-                )
-                outcome["refused"] += 1
-            except BotoCoreError:
-                outcome["unknown"] += 1
+            if action == ReviewAction.APPROVE:
+                arguments = {"AssignmentId": proposal.submission_id}
             else:
-                review.mark_outcome(
-                    batch,
-                    Platform.MTURK,
-                    [proposal],
-                    state="done",
-                    actor=actor,
-                    new_status=new_status,
-                )
-                outcome[counter] += 1
+                feedback = gettext("Your work failed %(failed)s of the task's attention checks.")
+                arguments = {
+                    "AssignmentId": proposal.submission_id,
+                    "RequesterFeedback": feedback % {"failed": proposal.checks_failed},
+                }
+            operation = (
+                "approve_assignment" if action == ReviewAction.APPROVE else "reject_assignment"
+            )
+            review.send_decision(
+                batch,
+                Platform.MTURK,
+                [proposal],
+                actor,
+                outcome,
+                call=lambda operation=operation, arguments=arguments: call(
+                    client, operation, **arguments
+                ),
+                verdict=_review_verdict,
+                counter=counter,
+                new_status=new_status,
+            )
     return outcome
 
 

@@ -21,6 +21,7 @@ was lost is retried only while the platform still shows the submission awaiting 
 """
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -221,6 +222,43 @@ def mark_outcome(
         )
 
 
+# How a platform call about some submissions ended, by its error: ``refused`` (the platform
+# answered no: the decisions are marked failed), ``unknown`` (no answer: they stay "sent",
+# and the next sync settles them), or ``None`` for an error the caller does not expect.
+Verdict = Callable[[Exception], str | None]
+
+
+def send_decision(
+    batch: Batch,
+    platform: str,
+    proposals: list[Proposal],
+    actor: Actor,
+    outcome: dict,
+    *,
+    call: Callable[[], object],
+    verdict: Verdict,
+    counter: str,
+    new_status: str,
+) -> None:
+    """Carry out one platform call about ``proposals`` once: the intent is stored first
+    (``mark_sent``), then the call is made and how it ended is recorded (``mark_outcome``)
+    and counted in ``outcome`` — under ``counter`` when done, else "refused" or "unknown"
+    as ``verdict`` says of the error."""
+    mark_sent(batch, platform, proposals, actor)
+    try:
+        call()
+    except Exception as error:
+        ended = verdict(error)
+        if ended is None:
+            raise
+        if ended == "refused":
+            mark_outcome(batch, platform, proposals, state="failed", actor=actor, detail=str(error))
+        outcome[ended] += len(proposals)
+        return
+    mark_outcome(batch, platform, proposals, state="done", actor=actor, new_status=new_status)
+    outcome[counter] += len(proposals)
+
+
 def apply_prolific(
     batch: Batch, client, *, actor: Actor, reject_failed_checks: bool = False
 ) -> dict:
@@ -234,58 +272,50 @@ def apply_prolific(
     )
     outcome = {"approved": 0, "screened_out": 0, "rejected": 0, "refused": 0, "unknown": 0}
     approvals = grouped.get(ReviewAction.APPROVE, [])
+
+    def verdict(error: Exception) -> str | None:
+        if isinstance(error, ProlificError):
+            return "refused"
+        return "unknown" if isinstance(error, Ambiguous) else None
+
     for start in range(0, len(approvals), BULK_APPROVE_CHUNK):
         chunk = approvals[start : start + BULK_APPROVE_CHUNK]
-        mark_sent(batch, Platform.PROLIFIC, chunk, actor)
-        try:
-            client.bulk_approve(batch.prolific_study_id, [p.submission_id for p in chunk])
-        except ProlificError as refused:
-            mark_outcome(
-                batch, Platform.PROLIFIC, chunk, state="failed", actor=actor, detail=str(refused)
-            )
-            outcome["refused"] += len(chunk)
-        except Ambiguous:
-            outcome["unknown"] += len(chunk)  # stays "sent": the next sync settles it
-        else:
-            mark_outcome(
-                batch, Platform.PROLIFIC, chunk, state="done", actor=actor, new_status="APPROVED"
-            )
-            outcome["approved"] += len(chunk)
+        send_decision(
+            batch,
+            Platform.PROLIFIC,
+            chunk,
+            actor,
+            outcome,
+            call=lambda chunk=chunk: client.bulk_approve(
+                batch.prolific_study_id, [p.submission_id for p in chunk]
+            ),
+            verdict=verdict,
+            counter="approved",
+            new_status="APPROVED",
+        )
     singles = [
         (ReviewAction.SCREEN_OUT, "SCREEN_OUT", "SCREENED OUT", "screened_out"),
         (ReviewAction.REJECT, "REJECT", "REJECTED", "rejected"),
     ]
     for action, verb, new_status, counter in singles:
         for proposal in grouped.get(action, []):
-            mark_sent(batch, Platform.PROLIFIC, [proposal], actor)
             fields = {}
             if action == ReviewAction.REJECT:
                 fields = {
                     "message": str(REJECTION_MESSAGE) % {"failed": proposal.checks_failed},
                     "rejection_category": "FAILED_CHECK",
                 }
-            try:
-                client.transition_submission(proposal.submission_id, verb, **fields)
-            except ProlificError as refused:
-                mark_outcome(
-                    batch,
-                    Platform.PROLIFIC,
-                    [proposal],
-                    state="failed",
-                    actor=actor,
-                    detail=str(refused),
-                )
-                outcome["refused"] += 1
-            except Ambiguous:
-                outcome["unknown"] += 1
-            else:
-                mark_outcome(
-                    batch,
-                    Platform.PROLIFIC,
-                    [proposal],
-                    state="done",
-                    actor=actor,
-                    new_status=new_status,
-                )
-                outcome[counter] += 1
+            send_decision(
+                batch,
+                Platform.PROLIFIC,
+                [proposal],
+                actor,
+                outcome,
+                call=lambda proposal=proposal, verb=verb, fields=fields: (
+                    client.transition_submission(proposal.submission_id, verb, **fields)
+                ),
+                verdict=verdict,
+                counter=counter,
+                new_status=new_status,
+            )
     return outcome

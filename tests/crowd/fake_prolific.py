@@ -5,6 +5,8 @@ records every call, and fails on request.
 Failures (``fail(method, path_prefix, kind, times=1, retry_after=1)``):
 
 * ``"429"`` — refused before doing anything, with ``Retry-After``;
+* ``"400"`` — refused before doing anything (a request Prolific will not carry out, such
+  as a transition the submission's status does not allow);
 * ``"500"`` — an error before doing anything;
 * ``"500_after"`` — the request takes effect, then the answer is a 500;
 * ``"timeout_after"`` — the request takes effect, then no answer within the client's
@@ -220,6 +222,8 @@ def _handler(fake: FakeProlific):
                 return self._answer(
                     call, 429, {"error": {"detail": "slow down"}}, failure.retry_after
                 )
+            if failure and failure.kind == "400":
+                return self._answer(call, 400, {"error": {"detail": "not allowed now"}})
             if failure and failure.kind == "500":
                 return self._answer(call, 500, {"error": {"detail": "boom"}})
             with fake.lock:

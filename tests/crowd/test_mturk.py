@@ -10,6 +10,7 @@ from botocore.stub import ANY, Stubber
 from django.core.management import CommandError, call_command
 
 from annotation.services.annotators import identify_annotator, join_batch
+from core.models import AuditEvent
 from crowd.models import BonusLine, MTurkHIT, PlatformCall, ReviewDecision
 from crowd.services import mturk
 from tests.crowd.helpers import label_items
@@ -163,6 +164,27 @@ def test_review_approves_who_worked_leaves_the_rest_and_never_approves_twice(stu
     _assignments(stubbed, [{**ASSIGNMENTS[0], "AssignmentStatus": "Approved"}, ASSIGNMENTS[1]])
     call_command("mturk", "review", batch.slug, "--apply", stdout=StringIO())
     assert dict(ReviewDecision.objects.values_list("participant_id", "state")) == {"W-GOOD": "done"}
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "said", "state"),
+    [
+        # MTurk answered no: the decision failed (and is in the History)
+        ("RequestError", 400, "refused 1, no answer 0", "failed"),
+        # no real answer: the decision stays "sent" until a sync shows what happened
+        ("ServiceUnavailable", 503, "refused 0, no answer 1", "sent"),
+    ],
+)
+def test_an_approval_refused_or_unanswered_is_recorded_as_such(stubbed, code, status, said, state):
+    batch = hit_batch()
+    _assignments(stubbed, ASSIGNMENTS)
+    stubbed.add_client_error("approve_assignment", code, http_status_code=status)
+    out = StringIO()
+    call_command("mturk", "review", batch.slug, "--apply", stdout=out)
+    assert f"Approved 0, rejected 0; {said}." in out.getvalue()
+    assert dict(ReviewDecision.objects.values_list("participant_id", "state")) == {"W-GOOD": state}
+    refusals = AuditEvent.objects.filter(action="mturk.approve.refused")
+    assert refusals.count() == (1 if state == "failed" else 0)
 
 
 def test_a_bonus_lost_to_a_5xx_is_resent_with_the_same_token_and_paid_once(stubbed):

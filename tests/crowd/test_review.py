@@ -128,6 +128,19 @@ def test_an_answer_lost_by_a_timeout_is_settled_by_the_next_sync_not_resent(prol
     assert ReviewDecision.objects.get(participant_id="spammer").state == "done"
 
 
+def test_a_transition_prolific_refuses_is_recorded_failed_and_the_rest_goes_on(prolific):
+    batch, _ = crowd(prolific)
+    prolific.fail("POST", "/api/v1/submissions/sub-spammer/transition/", "400")
+    out = StringIO()
+    call_command("prolific", "review", batch.slug, "--apply", stdout=out)
+    assert "refused 1" in out.getvalue()
+    assert prolific.submissions["sub-spammer"]["status"] == "AWAITING REVIEW"
+    decisions = dict(ReviewDecision.objects.values_list("participant_id", "state"))
+    assert decisions == {"worker": "done", "spammer": "failed"}
+    refused = history(batch).get(action="prolific.screen_out.refused")
+    assert "not allowed now" in refused.reason
+
+
 def test_a_rejection_carries_a_message_and_the_category(prolific):
     batch, _ = crowd(prolific)
     call_command(
