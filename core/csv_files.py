@@ -53,6 +53,14 @@ def table_text(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return text.getvalue()
 
 
+def take_text(buffer: io.StringIO) -> str:
+    """What ``buffer`` holds, leaving it empty for the next chunk of a stream."""
+    text = buffer.getvalue()
+    buffer.seek(0)
+    buffer.truncate()
+    return text
+
+
 def csv_chunks(rows: Iterable[dict], columns: list[str]) -> Iterator[str]:
     """CSV text of dict rows (header first) in chunks of about ``STREAM_CHUNK_CHARS``."""
     buffer = io.StringIO()
@@ -61,8 +69,6 @@ def csv_chunks(rows: Iterable[dict], columns: list[str]) -> Iterator[str]:
     for row in rows:
         table.writerow([csv_cell(row[column]) for column in columns])
         if buffer.tell() >= STREAM_CHUNK_CHARS:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
+            yield take_text(buffer)
     if buffer.tell():
         yield buffer.getvalue()

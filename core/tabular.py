@@ -21,6 +21,7 @@ Writing the rows (``chunks``, ``RowInserter``) is ``core.row_writing``.
 """
 
 import csv
+import dataclasses
 import hashlib
 import heapq
 import io
@@ -133,6 +134,15 @@ class Fingerprint:
 
     bytes: int
     sha256: str
+
+
+def import_changes(name: str, file: Fingerprint | None, summary) -> dict:
+    """What the audit trail keeps of an import: the file's name, its size and hash when
+    known, and the counts of the import's summary (a dataclass)."""
+    changes = {"file": os.path.basename(name)}
+    if file is not None:
+        changes.update(dataclasses.asdict(file))
+    return changes | dataclasses.asdict(summary)
 
 
 def fingerprint(handle: IO) -> Fingerprint:

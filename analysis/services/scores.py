@@ -31,8 +31,6 @@ Rules:
 * Other keys are ignored.
 """
 
-import dataclasses
-import os
 from dataclasses import dataclass
 from typing import IO
 
@@ -56,7 +54,7 @@ from core import audit, row_writing, tabular
 from core.audit import Actor
 from core.errors import InvalidInput
 from core.row_writing import BULK_BATCH_SIZE
-from core.tabular import ImportRejected, Problems
+from core.tabular import ImportRejected, Problems, import_changes
 
 __all__ = ["ScoreImportSummary", "import_scores"]
 
@@ -276,11 +274,7 @@ def _write(
                     "scores.import",
                     subject=batch,
                     actor=actor,
-                    changes={
-                        "file": os.path.basename(plan.name),
-                        **(dataclasses.asdict(file) if file else {}),
-                        **dataclasses.asdict(summary),
-                    },
+                    changes=import_changes(plan.name, file, summary),
                 )
     except IntegrityError as error:
         raise ImportRejected.concurrent_write(plan.name, error) from error

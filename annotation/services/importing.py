@@ -30,8 +30,6 @@ Keys that are not part of the batch kind's format go into ``Item.metadata`` unch
 (CSV cells stay strings).
 """
 
-import dataclasses
-import os
 from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
@@ -46,7 +44,7 @@ from core.audit import Actor
 from core.errors import Conflict, NotFound
 from core.locking import lock_rows
 from core.row_writing import BULK_BATCH_SIZE, RowInserter, chunks
-from core.tabular import Fingerprint, ImportRejected, fingerprint, open_source
+from core.tabular import Fingerprint, ImportRejected, fingerprint, import_changes, open_source
 
 # the concurrency tests validate a file, change the database, then write the plan
 _validate = validate
@@ -123,11 +121,7 @@ def _write(
                 "items.import",
                 subject=locked,
                 actor=actor,
-                changes={
-                    "file": os.path.basename(plan.name),
-                    **(dataclasses.asdict(file) if file else {}),
-                    **dataclasses.asdict(summary),
-                },
+                changes=import_changes(plan.name, file, summary),
             )
     except IntegrityError as error:
         raise ImportRejected.concurrent_write(plan.name, error) from error

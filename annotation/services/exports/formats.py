@@ -18,6 +18,7 @@ from core.csv_files import (  # noqa: F401 - the exports' CSV is the platform's
     csv_cell,
     csv_chunks,
     neutralise_formula,
+    take_text,
 )
 from core.csv_files import writer as csv_writer
 
@@ -79,9 +80,7 @@ def long_csv_chunks(
             buffer.write(prefix)
             writer.writerow([csv_cell(label[column]) for column in label_names])
             if buffer.tell() >= STREAM_CHUNK_CHARS:
-                yield buffer.getvalue()
-                buffer.seek(0)
-                buffer.truncate()
+                yield take_text(buffer)
     if buffer.tell():
         yield buffer.getvalue()
 
