@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.loading import BatchArrays, SourceScores
+from analysis.report_inputs import ItemSet
 from analysis.stats import calibration, families_for
 
 SCALAR_NOTE = (
@@ -32,16 +32,9 @@ def _interval(ci) -> list[float] | None:
     return None if ci is None else [float(ci[0]), float(ci[1])]
 
 
-def calibration_entry(
-    arrays: BatchArrays,
-    sources: list[SourceScores],
-    counts: np.ndarray,
-    summary: dict[str, np.ndarray],
-    item_subsets: dict[str, np.ndarray],
-    n_resamples: int,
-    seed: int,
-) -> dict | None:
-    """The report's ``calibration`` (``None`` without score sources)."""
+def calibration_entry(items: ItemSet, n_resamples: int, seed: int) -> dict | None:
+    """The report's ``calibration`` over ``items`` (``None`` without score sources)."""
+    arrays, sources, counts, summary, item_subsets = items
     if not sources:
         return None
     labelled = item_subsets["full"]

@@ -9,27 +9,19 @@ from dataclasses import replace
 
 import numpy as np
 
-from analysis.loading import BatchArrays, SourceScores
+from analysis.loading import SourceScores
 from analysis.report_calibration import calibration_entry
+from analysis.report_inputs import ItemSet
 from analysis.report_rankings import rankings_entry
 
 
-def model_sections(
-    arrays: BatchArrays,
-    sources: list[SourceScores],
-    counts: np.ndarray,
-    summary: dict[str, np.ndarray],
-    item_subsets: dict[str, np.ndarray],
-    n_resamples: int,
-    seed: int,
-) -> dict:
-    """``{"rankings": ..., "calibration": ...}``, each only when it applies: ``rankings``
-    when the items name two models, ``calibration`` when there are score sources."""
+def model_sections(items: ItemSet, n_resamples: int, seed: int) -> dict:
+    """``{"rankings": ..., "calibration": ...}`` over ``items``, each only when it applies:
+    ``rankings`` when the items name two models, ``calibration`` when there are score
+    sources."""
     sections = {
-        "rankings": rankings_entry(arrays, item_subsets, n_resamples, seed),
-        "calibration": calibration_entry(
-            arrays, sources, counts, summary, item_subsets, n_resamples, seed
-        ),
+        "rankings": rankings_entry(items.arrays, items.subsets, n_resamples, seed),
+        "calibration": calibration_entry(items, n_resamples, seed),
     }
     return {name: section for name, section in sections.items() if section is not None}
 

@@ -33,6 +33,7 @@ from analysis import stats
 from analysis.loading import BatchArrays, SourceScores
 from analysis.report_annotators import AnnotatorEntry, annotator_entries
 from analysis.report_competence import competence_entry
+from analysis.report_inputs import ItemSet
 from analysis.report_sections import model_sections, restricted_source
 from analysis.report_shape import (
     Agreement,
@@ -86,7 +87,9 @@ def build_report(
                 )
             group = figures_of_items[key]
             sections_of_items[key] = model_sections(
-                restricted, scores, group.counts, group.summary, group.subsets, n_resamples, seed
+                ItemSet(restricted, scores, group.counts, group.summary, group.subsets),
+                n_resamples,
+                seed,
             )
         entry = _category_entry(category, subcategory, figures_of_items[key])
         entry.update(sections_of_items[key])
@@ -128,7 +131,9 @@ def build_report(
         "by_category": by_category,
     }
     sections = model_sections(
-        arrays, sources, figures.counts, figures.summary, figures.subsets, n_resamples, seed
+        ItemSet(arrays, sources, figures.counts, figures.summary, figures.subsets),
+        n_resamples,
+        seed,
     )
     if "rankings" in sections:
         report["rankings"] = sections["rankings"]
