@@ -130,6 +130,21 @@ def davidson_fit(
     return DavidsonFit(log_strength, nu, iterations)
 
 
+def _outcome_probabilities(a: np.ndarray, b: np.ndarray, tie: np.ndarray | float | None):
+    """P(A wins), P(B wins), P(tie) of pairs with strengths ``a`` and ``b`` (log scale):
+    Bradley–Terry without ``tie``; with it (Davidson's log tie parameter, a scalar or a
+    column broadcast over rows of pairs), the tie's weight is ``exp(tie + (a + b) / 2)``.
+    The exponents are taken relative to the largest, so none overflows."""
+    if tie is None:
+        p_a = 1.0 / (1.0 + np.exp(b - a))
+        return p_a, 1.0 - p_a, np.zeros_like(p_a)
+    c = tie + (a + b) / 2
+    top = np.maximum(np.maximum(a, b), c)
+    ea, eb, ec = np.exp(a - top), np.exp(b - top), np.exp(c - top)
+    d = ea + eb + ec
+    return ea / d, eb / d, ec / d
+
+
 def _gradient_information(
     params: np.ndarray,
     low: np.ndarray,
@@ -142,17 +157,9 @@ def _gradient_information(
     with_ties: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Gradient of the log-likelihood and the observed information (= expected here)."""
-    a, b = params[low], params[high]
-    if with_ties:
-        c = params[m] + (a + b) / 2
-        top = np.maximum(np.maximum(a, b), c)
-        ea, eb, ec = np.exp(a - top), np.exp(b - top), np.exp(c - top)
-        d = ea + eb + ec
-        p_a, p_b, p_t = ea / d, eb / d, ec / d
-    else:
-        p_a = 1.0 / (1.0 + np.exp(b - a))
-        p_b = 1.0 - p_a
-        p_t = np.zeros_like(p_a)
+    p_a, p_b, p_t = _outcome_probabilities(
+        params[low], params[high], params[m] if with_ties else None
+    )
     mean_a = p_a + p_t / 2
     mean_b = p_b + p_t / 2
     size = m + 1 if with_ties else m
@@ -265,18 +272,10 @@ def davidson_fit_many(
             break
         rows_now = np.flatnonzero(active)
         x = params[rows_now]
-        a, b = x[:, low], x[:, high]
         n = n_pair[rows_now]
-        if with_ties:
-            c = x[:, m : m + 1] + (a + b) / 2
-            top = np.maximum(np.maximum(a, b), c)
-            ea, eb, ec = np.exp(a - top), np.exp(b - top), np.exp(c - top)
-            d = ea + eb + ec
-            p_a, p_b, p_t = ea / d, eb / d, ec / d
-        else:
-            p_a = 1.0 / (1.0 + np.exp(b - a))
-            p_b = 1.0 - p_a
-            p_t = np.zeros_like(p_a)
+        p_a, p_b, p_t = _outcome_probabilities(
+            x[:, low], x[:, high], x[:, m : m + 1] if with_ties else None
+        )
         mean_a, mean_b = p_a + p_t / 2, p_b + p_t / 2
         t_now = t_lh[rows_now]
         gradient = (w_lh[rows_now] + t_now / 2 - n * mean_a) @ low_hot
