@@ -41,59 +41,20 @@ functions that return a single number return ``None`` (with a reason where there
 instead of ``NaN`` when the number is undefined.
 """
 
-# the per-item statistics and the subset rules, under the names their modules export
-from analysis.stats import per_item, subsets
-from analysis.stats.agreement import (
-    AgreementSummary,
-    AnnotatorCrowdAgreement,
-    KrippendorffLevel,
-    agreement_summary,
-    annotator_crowd_agreement,
-    krippendorff_alpha,
-    leave_one_out_means,
-)
+# each module's public names, under the names it exports
+from analysis.stats import agreement, consistency, correlation, per_item, subsets
+from analysis.stats.agreement import *  # noqa: F403
 from analysis.stats.bootstrap import correlate_sources_subsets
-from analysis.stats.consistency import (
-    GroupFigures,
-    PositionBias,
-    RetestAgreement,
-    group_breakdown,
-    position_bias,
-    retest_agreement,
-)
-from analysis.stats.correlation import (
-    BootstrapCorrelation,
-    CorrelationResult,
-    midranks,
-    pearson,
-    spearman,
-)
+from analysis.stats.consistency import *  # noqa: F403
+from analysis.stats.correlation import *  # noqa: F403
 from analysis.stats.per_item import *  # noqa: F403
 from analysis.stats.subsets import *  # noqa: F403
 
 __all__ = [
-    "GroupFigures",
-    "PositionBias",
-    "RetestAgreement",
-    "group_breakdown",
-    "position_bias",
-    "retest_agreement",
-    # correlation
-    "BootstrapCorrelation",
-    "CorrelationResult",
-    "midranks",
-    "pearson",
-    "spearman",
-    # bootstrap
+    *agreement.__all__,
+    *consistency.__all__,
+    *correlation.__all__,
     "correlate_sources_subsets",
-    # agreement
-    "AgreementSummary",
-    "AnnotatorCrowdAgreement",
-    "KrippendorffLevel",
-    "agreement_summary",
-    "annotator_crowd_agreement",
-    "krippendorff_alpha",
-    "leave_one_out_means",
     *per_item.__all__,
     *subsets.__all__,
 ]
