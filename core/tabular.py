@@ -34,6 +34,7 @@ from typing import IO, Any
 
 from core import json_text
 from core.errors import InvalidInput, ServiceError
+from core.problem_lists import MAX_LISTED_PROBLEMS, more_problems
 
 __all__ = [
     "Fingerprint",
@@ -63,7 +64,6 @@ __all__ = [
     "required_value",
 ]
 
-MAX_LISTED_PROBLEMS = 50
 UTF8_BOM = b"\xef\xbb\xbf"
 SUPPORTED_FORMATS = {".jsonl": "jsonl", ".csv": "csv"}
 
@@ -181,8 +181,7 @@ class Problems:
     def lines(self) -> list[str]:
         listed = [text for _, _, text in sorted(self._heap, reverse=True)]
         if self.count > len(listed):
-            more = self.count - len(listed)
-            listed.append(f"... and {more} more problem{'s' if more != 1 else ''}")
+            listed.append(more_problems(self.count - len(listed)))
         return listed
 
 

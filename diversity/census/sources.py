@@ -9,25 +9,17 @@ reported at once by ``CensusInputError``.
 import os
 from typing import IO
 
+from core.problem_lists import MAX_LISTED_PROBLEMS, RejectedWhole
 from core.text_files import read_text  # the census readers import it from here
 
 __all__ = ["MAX_LISTED_PROBLEMS", "CensusInputError", "read_text", "source_name"]
 
-MAX_LISTED_PROBLEMS = 50
 
-
-class CensusInputError(ValueError):
+class CensusInputError(RejectedWhole):
     """The input was rejected whole; ``problems`` lists every problem found, one per entry.
 
     The message lists the first ``MAX_LISTED_PROBLEMS`` problems, one a line.
     """
-
-    def __init__(self, problems: list[str]):
-        listed = problems[:MAX_LISTED_PROBLEMS]
-        if len(problems) > len(listed):
-            listed = [*listed, f"... and {len(problems) - len(listed)} more problems"]
-        super().__init__("\n".join(listed))
-        self.problems = problems
 
 
 def source_name(source: str | os.PathLike | IO) -> str:

@@ -66,6 +66,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
+from core.problem_lists import MAX_LISTED_PROBLEMS, RejectedWhole
 from diversity.genie import native, native_pairs
 from diversity.genie.core.judgments import Judgment
 from diversity.genie.rows import file_name_of, read_rows
@@ -97,21 +98,13 @@ COLUMNS = (
 _REQUIRED_TEXT = ("prompt_id", "question_id", "feature", "document_id", "population_id")
 SOURCES = ("llm", "human")
 SIMILARITY_RANGE = (1.0, 4.0)
-MAX_LISTED_PROBLEMS = 50
 MAX_ID_CHARS = 200
 # the longest answer or question kept unless the caller says otherwise
 DEFAULT_TEXT_MAX = 200_000
 
 
-class JudgmentFileError(ValueError):
+class JudgmentFileError(RejectedWhole):
     """The file was rejected whole; ``problems`` lists ``FILE:LINE: field: message``."""
-
-    def __init__(self, problems: list[str]):
-        listed = problems[:MAX_LISTED_PROBLEMS]
-        if len(problems) > len(listed):
-            listed = [*listed, f"... and {len(problems) - len(listed)} more problems"]
-        super().__init__("\n".join(listed))
-        self.problems = problems
 
 
 @dataclass

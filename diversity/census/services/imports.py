@@ -20,8 +20,9 @@ from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
 from core.jobs.subject_names import check_subject_name
+from core.problem_lists import first_problems
 from core.row_writing import BULK_BATCH_SIZE, RowInserter
-from core.tabular import MAX_LISTED_PROBLEMS, Fingerprint, ImportRejected
+from core.tabular import Fingerprint, ImportRejected
 from core.tabular import fingerprint as fingerprint_of
 from diversity.census.models import Census, CensusAnswer, CensusFile, CensusNorm
 from diversity.census.norms import PublishedNorms, read_norms_file
@@ -80,7 +81,7 @@ def import_census(
     if not records and not problems:
         problems.append(f"{files[0].name}: file: holds no reply at all")
     if problems:
-        raise ImportRejected(_listed(problems))
+        raise ImportRejected(first_problems(problems))
 
     try:
         with transaction.atomic():
@@ -145,15 +146,6 @@ def _read_norms(norms: CensusUpload, problems: list[str]) -> PublishedNorms | No
     except CensusInputError as error:
         problems += error.problems
         return None
-
-
-def _listed(problems: list[str]) -> list[str]:
-    """The first ``MAX_LISTED_PROBLEMS`` problems, and how many more there are."""
-    listed = problems[:MAX_LISTED_PROBLEMS]
-    if len(problems) > len(listed):
-        more = len(problems) - len(listed)
-        listed.append(f"... and {more} more problem{'s' if more != 1 else ''}")
-    return listed
 
 
 # --------------------------------------------------------------------------- writing

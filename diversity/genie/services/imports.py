@@ -20,6 +20,7 @@ from core import audit, json_text
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
 from core.jobs.subject_names import check_subject_name
+from core.problem_lists import first_problems
 from core.row_writing import BULK_BATCH_SIZE, RowInserter
 from core.tabular import ImportRejected, fingerprint
 from diversity.genie.models import GenieJudgment, GenieSet
@@ -147,8 +148,7 @@ def import_genie(
             questions=questions,
         )
     except JudgmentFileError as error:
-        listed = str(error).split("\n")  # the first 50 and "... and K more problems"
-        raise ImportRejected(listed) from error
+        raise ImportRejected(first_problems(error.problems)) from error
     judgments = found.judgments
     if not judgments:
         raise ImportRejected([f"{filename}:1: file: holds no judgment at all"])
