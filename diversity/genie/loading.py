@@ -4,6 +4,7 @@ batch's counted labels as human judgments of the set's pairs."""
 from dataclasses import dataclass, replace
 
 from annotation.models import Batch, Item, Label, LabelStatus
+from diversity.genie.core.judgments import JUDGMENT_FIELDS
 from diversity.genie.core.pairs import PairKey
 from diversity.genie.models import GenieSet
 from diversity.genie.records import Judgment
@@ -16,23 +17,7 @@ PAIR_KEYS = ("prompt_id", "question_id", "document_id", "population_id")
 
 def set_judgments(genie_set: GenieSet) -> list[Judgment]:
     """Every stored row of the set as a ``Judgment``, in file order."""
-    rows = genie_set.judgments.order_by("position").values_list(
-        "prompt_id",
-        "question_id",
-        "feature",
-        "document_id",
-        "population_id",
-        "target_answer",
-        "population_answer",
-        "similarity",
-        "source",
-        "question",
-        "prompt",
-        "model",
-        "method",
-        "source_model",
-        "source_document_id",
-    )
+    rows = genie_set.judgments.order_by("position").values_list(*JUDGMENT_FIELDS)
     return [Judgment(*row) for row in rows.iterator(chunk_size=5000)]
 
 

@@ -1,9 +1,10 @@
 """The Genie judgment record every reader produces and every figure consumes (its file
 format is documented in ``diversity.genie.records``)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from operator import attrgetter
 
-__all__ = ["Judgment"]
+__all__ = ["JUDGMENT_FIELDS", "Judgment", "judgment_values"]
 
 
 @dataclass(frozen=True)
@@ -39,3 +40,9 @@ class Judgment:
             and self.population_answer is not None
             and self.similarity is not None
         )
+
+
+# A judgment's fields in order: the stored row's columns of the same names (GenieJudgment).
+JUDGMENT_FIELDS = tuple(field.name for field in fields(Judgment))
+# (judgment) -> its values in the order of JUDGMENT_FIELDS
+judgment_values = attrgetter(*JUDGMENT_FIELDS)

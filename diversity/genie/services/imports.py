@@ -23,6 +23,7 @@ from core.jobs.subject_names import check_subject_name
 from core.problem_lists import first_problems
 from core.row_writing import BULK_BATCH_SIZE, RowInserter
 from core.tabular import ImportRejected, fingerprint
+from diversity.genie.core.judgments import JUDGMENT_FIELDS, judgment_values
 from diversity.genie.models import GenieJudgment, GenieSet
 from diversity.genie.records import JudgmentFileError, read_judgment_file
 
@@ -70,25 +71,8 @@ def read_model_table(source: Source, filename: str | None = None) -> dict:
     return mapped
 
 
-COLUMNS = [
-    "genie_set",
-    "position",
-    "prompt_id",
-    "question_id",
-    "feature",
-    "question",
-    "document_id",
-    "population_id",
-    "target_answer",
-    "population_answer",
-    "similarity",
-    "source",
-    "prompt",
-    "model",
-    "method",
-    "source_model",
-    "source_document_id",
-]
+# a stored row: the set, the judgment's place in the file, then the judgment
+COLUMNS = ["genie_set", "position", *JUDGMENT_FIELDS]
 
 
 def companion_files(files) -> dict:
@@ -170,26 +154,10 @@ def import_genie(
             for start in range(0, len(judgments), BULK_BATCH_SIZE):
                 inserter.insert(
                     [
-                        [
-                            genie_set.pk,
-                            start + offset,
-                            j.prompt_id,
-                            j.question_id,
-                            j.feature,
-                            j.question,
-                            j.document_id,
-                            j.population_id,
-                            j.target_answer,
-                            j.population_answer,
-                            j.similarity,
-                            j.source,
-                            j.prompt,
-                            j.model,
-                            j.method,
-                            j.source_model,
-                            j.source_document_id,
-                        ]
-                        for offset, j in enumerate(judgments[start : start + BULK_BATCH_SIZE])
+                        [genie_set.pk, start + offset, *judgment_values(judgment)]
+                        for offset, judgment in enumerate(
+                            judgments[start : start + BULK_BATCH_SIZE]
+                        )
                     ]
                 )
             audit.record(
