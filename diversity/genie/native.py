@@ -188,20 +188,28 @@ def text_field(
     return value  # as written: GENIE groups by the exact texts (a trailing space included)
 
 
+def text_or_none(value: Any, field: str, place: str, problems: list[str]) -> str | None:
+    """``value`` when it is text without a NUL character; ``None`` for null, and for
+    anything else with its problem recorded."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        problems.append(f"{place}: {field}: must be a string or null")
+        return None
+    if "\x00" in value:
+        problems.append(f"{place}: {field}: contains a NUL character")
+        return None
+    return value
+
+
 def _answer_field(row: dict, field: str, place: str, problems: list[str]) -> str | None:
     if field not in row:
         problems.append(f"{place}: {field}: missing (use null or an empty value for none)")
         return None
     value = row[field]
     if isinstance(value, float) and math.isnan(value):
-        return None
-    if value is not None and not isinstance(value, str):
-        problems.append(f"{place}: {field}: must be a string or null")
-        return None
-    if isinstance(value, str) and "\x00" in value:
-        problems.append(f"{place}: {field}: contains a NUL character")
-        return None
-    return answer_of(value)
+        return None  # pandas' empty cell
+    return answer_of(text_or_none(value, field, place, problems))
 
 
 def genie_similarity(

@@ -252,14 +252,9 @@ def _check_features(placed, features: dict[tuple[str, str], str], problems: list
 
 
 def _optional_text(row: dict, field: str, place: str, problems: list[str]) -> str | None:
-    value = row.get(field)
-    if value is not None and not isinstance(value, str):
-        problems.append(f"{place}: {field}: must be a string or null")
-        return None
-    if isinstance(value, str) and "\x00" in value:
-        problems.append(f"{place}: {field}: contains a NUL character")
-        return None
-    return (value.strip() or None) if isinstance(value, str) else None
+    """The field's text, stripped; ``None`` when absent, null, empty or refused."""
+    value = native.text_or_none(row.get(field), field, place, problems)
+    return (value.strip() or None) if value is not None else None
 
 
 def _judgment(

@@ -12,15 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from diversity.homogeneity.pipeline import (
-    CorpusAnalysis,
-    GroupSummary,
-    InterModelSummary,
-    IntraModelSummary,
-    LexicalSummary,
-    RepetitionSummary,
-    TopNSummary,
-)
+from diversity.homogeneity import summaries
+from diversity.homogeneity.pipeline import CorpusAnalysis
 from diversity.homogeneity.stats import ModelPair
 
 __all__ = ["REPORT_VERSION", "POOLED", "analysis_report", "group_report", "json_number"]
@@ -50,7 +43,7 @@ def _threshold_key(threshold: float) -> str:
     return f"share_above_{threshold:g}"
 
 
-def _repetition(summary: RepetitionSummary) -> dict:
+def _repetition(summary: summaries.RepetitionSummary) -> dict:
     out = {
         "values": summary.values,
         "mean": json_number(summary.mean),
@@ -60,7 +53,7 @@ def _repetition(summary: RepetitionSummary) -> dict:
     return out
 
 
-def _intra(summary: IntraModelSummary, names: Sequence[str]) -> dict:
+def _intra(summary: summaries.IntraModelSummary, names: Sequence[str]) -> dict:
     out = {names[model]: _repetition(figures) for model, figures in summary.by_model.items()}
     if POOLED in out:
         raise ValueError(f"a model may not be named {POOLED!r}: the key holds the pooled figures")
@@ -76,7 +69,7 @@ def _pair(pair: ModelPair, names: Sequence[str]) -> dict:
     }
 
 
-def _inter(summary: InterModelSummary, names: Sequence[str]) -> dict:
+def _inter(summary: summaries.InterModelSummary, names: Sequence[str]) -> dict:
     return {
         "models": [names[m] for m in summary.models],
         "matrix": [_numbers(row) for row in summary.matrix],
@@ -87,7 +80,7 @@ def _inter(summary: InterModelSummary, names: Sequence[str]) -> dict:
     }
 
 
-def _top_n(summary: TopNSummary) -> dict:
+def _top_n(summary: summaries.TopNSummary) -> dict:
     curve = summary.curve
     return {
         "n": _numbers(summary.n),
@@ -100,7 +93,7 @@ def _top_n(summary: TopNSummary) -> dict:
     }
 
 
-def _lexical(summary: LexicalSummary | None, names: Sequence[str]) -> dict | None:
+def _lexical(summary: summaries.LexicalSummary | None, names: Sequence[str]) -> dict | None:
     if summary is None:
         return None
     return {
@@ -113,7 +106,7 @@ def _lexical(summary: LexicalSummary | None, names: Sequence[str]) -> dict | Non
     }
 
 
-def group_report(group: GroupSummary, names: Sequence[str]) -> dict:
+def group_report(group: summaries.GroupSummary, names: Sequence[str]) -> dict:
     """One group's analyses: counts, ``intra_model``, ``inter_model``, ``top_n``,
     ``lexical`` (None without texts)."""
     return {
