@@ -45,6 +45,21 @@ def request_of_form(study) -> type:
     return type(component, (serializers.Serializer,), fields)
 
 
+def start_analysis(request, subject, settings_serializer, params, job_kind: str):
+    """Start a ``job_kind`` analysis of ``subject`` with the request body's settings
+    (``settings_serializer``, then the type's ``params`` check): 202 with the job. A setting
+    the analysis does not have is refused (400 naming it): misspelt, it would otherwise run
+    at its default, unnoticed."""
+    known = settings_serializer().fields
+    unknown = sorted(str(key) for key in request.data if key not in known)
+    if unknown:
+        settings = ", ".join(known) or "none"
+        raise InvalidInput(unknown[0], f"is not a setting of this analysis; settings: {settings}")
+    settings = settings_serializer(data=request.data)
+    settings.is_valid(raise_exception=True)
+    return start_job_response(request, job_kind, subject, params(**settings.validated_data))
+
+
 class SubjectAnalysisView(APIView):
     """Base of the views about one subject's analyses; ``study`` is its ``StudyType``."""
 
@@ -79,18 +94,13 @@ class StartAnalysisView(SubjectAnalysisView):
     settings_serializer = None
 
     def post(self, request, name: str):
-        subject = self.subject(name)
-        known = self.settings_serializer().fields
-        unknown = sorted(str(key) for key in request.data if key not in known)
-        if unknown:  # a misspelt setting would otherwise run at its default, unnoticed
-            settings = ", ".join(known) or "none"
-            raise InvalidInput(
-                unknown[0], f"is not a setting of this analysis; settings: {settings}"
-            )
-        settings = self.settings_serializer(data=request.data)
-        settings.is_valid(raise_exception=True)
-        params = self.study.params(**settings.validated_data)
-        return start_job_response(request, self.study.job_kind, subject, params)
+        return start_analysis(
+            request,
+            self.subject(name),
+            self.settings_serializer,
+            self.study.params,
+            self.study.job_kind,
+        )
 
     @classmethod
     def for_study(cls, study) -> type:

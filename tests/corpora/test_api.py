@@ -114,6 +114,14 @@ def test_starting_an_analysis_answers_202_with_the_job(corpus):
         "/api/v1/corpora/api-corpus/analyses", {"bootstrap": 0}, content_type="application/json"
     )
     assert refused.status_code == 400 and refused.json()["field"] == "bootstrap"
+    # a misspelt setting is named, not run at its default
+    jobs = Job.objects.count()
+    misspelt = client.post(
+        "/api/v1/corpora/api-corpus/analyses", {"lexicall": True}, content_type="application/json"
+    )
+    assert misspelt.status_code == 400 and misspelt.json()["field"] == "lexicall"
+    assert "bootstrap, seed, lexical, human_batch" in misspelt.json()["detail"]
+    assert Job.objects.count() == jobs
 
 
 def test_making_a_batch_needs_an_admin(corpus):

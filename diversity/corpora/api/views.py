@@ -14,10 +14,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.presentation import csv_stream
-from core.api.jobs import start_job_response
 from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.audit import Actor
 from core.errors import NotFound
+from core.jobs.study_api import start_analysis
 from diversity.corpora import selectors
 from diversity.corpora.access import CanAnalyseCorpora, CanMakeBatches
 from diversity.corpora.models import Corpus, SelectionRule
@@ -293,11 +293,9 @@ class CorpusAnalysesView(APIView):
         examples=[JOB_EXAMPLE],
     )
     def post(self, request, name: str):
-        corpus = _corpus(name)
-        settings = CorpusAnalysisRequest(data=request.data)
-        settings.is_valid(raise_exception=True)
-        params = analysis_params(**settings.validated_data)
-        return start_job_response(request, JOB_KIND, corpus, params)
+        return start_analysis(
+            request, _corpus(name), CorpusAnalysisRequest, analysis_params, JOB_KIND
+        )
 
 
 class SelectionRequest(serializers.Serializer):
