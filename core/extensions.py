@@ -33,6 +33,9 @@ def _anyone(user) -> bool:
 
 @dataclass(frozen=True)
 class NavLink:
+    """A link shown as ``label`` to the URL named ``url_name``, to the users ``visible``
+    admits, in ``order``."""
+
     label: str
     url_name: str
     visible: Callable[[object], bool] = _anyone
@@ -40,11 +43,8 @@ class NavLink:
 
 
 @dataclass(frozen=True)
-class Tab:
-    label: str
-    url_name: str
-    visible: Callable[[object], bool] = _anyone
-    order: int = 100
+class Tab(NavLink):
+    """A link in the header of a family's pages (its URL takes the page's arguments)."""
 
 
 @dataclass(frozen=True)
