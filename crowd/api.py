@@ -53,6 +53,13 @@ def _batch(slug: str) -> Batch:
     return get_object_or_404(Batch, slug=slug)
 
 
+def _asked(body_class, data, slug: str) -> tuple[dict, Batch, str]:
+    """The checked settings of a request (its body or query), the batch, the platform."""
+    asked = body_class(data=data)
+    asked.is_valid(raise_exception=True)
+    return asked.validated_data, _batch(slug), asked.validated_data["platform"]
+
+
 def _platform(value) -> str:
     value = value or Platform.PROLIFIC
     if value not in Platform.values:
@@ -130,10 +137,8 @@ class ReviewView(APIView):
         responses={200: ReviewOutcome, **error_responses(400, 401, 403, 404, 409), **UNAVAILABLE},
     )
     def post(self, request, slug: str):
-        asked = ReviewRequest(data=request.data)
-        asked.is_valid(raise_exception=True)
-        batch, platform = _batch(slug), asked.validated_data["platform"]
-        reject = asked.validated_data["reject_failed_checks"]
+        asked, batch, platform = _asked(ReviewRequest, request.data, slug)
+        reject = asked["reject_failed_checks"]
         with platform_errors():
             client = _client(batch, platform)
             apply = apply_prolific if platform == Platform.PROLIFIC else mturk.apply_review
@@ -171,9 +176,7 @@ class SyncView(APIView):
         },
     )
     def post(self, request, slug: str):
-        asked = SyncRequest(data=request.data)
-        asked.is_valid(raise_exception=True)
-        batch, platform = _batch(slug), asked.validated_data["platform"]
+        asked, batch, platform = _asked(SyncRequest, request.data, slug)
         with platform_errors():
             summary = _sync(batch, platform, _client(batch, platform), Actor.of(request.user))
         return Response(summary)
@@ -231,10 +234,9 @@ class BonusView(APIView):
         responses={200: BonusPreview, **error_responses(400, 401, 403, 404)},
     )
     def get(self, request, slug: str):
-        asked = BonusRequest(data=request.query_params.dict())
-        asked.is_valid(raise_exception=True)
-        basis, rate = _basis(asked.validated_data)
-        rows = bonuses.compute(_batch(slug), asked.validated_data["platform"], basis, rate)
+        asked, batch, platform = _asked(BonusRequest, request.query_params.dict(), slug)
+        basis, rate = _basis(asked)
+        rows = bonuses.compute(batch, platform, basis, rate)
         return Response(_preview(rows, None))
 
     @extend_schema(
@@ -245,10 +247,8 @@ class BonusView(APIView):
         responses={200: BonusPreview, **error_responses(400, 401, 403, 404, 409), **UNAVAILABLE},
     )
     def post(self, request, slug: str):
-        asked = BonusRequest(data=request.data)
-        asked.is_valid(raise_exception=True)
-        batch, platform = _batch(slug), asked.validated_data["platform"]
-        basis, rate = _basis(asked.validated_data)
+        asked, batch, platform = _asked(BonusRequest, request.data, slug)
+        basis, rate = _basis(asked)
         actor = Actor.of(request.user)
         with platform_errors():
             client = _client(batch, platform)
