@@ -37,12 +37,18 @@ def identify_annotator(platform: str, platform_id: str) -> Annotator:
     existing = Annotator.objects.filter(platform=platform, platform_id=platform_id).first()
     if existing:
         return existing
+    return _created_or_found(Annotator, {"platform": platform, "platform_id": platform_id})
+
+
+def _created_or_found(model, key: dict, **fields):
+    """A new row of ``model`` with ``key`` and ``fields`` (one INSERT: a newcomer is the
+    common case), or — when a twin request created it first and the unique constraint
+    refused this one — the row found by ``key``."""
     try:
         with transaction.atomic() if connection.in_atomic_block else nullcontext():
-            return Annotator.objects.create(platform=platform, platform_id=platform_id)
+            return model.objects.create(**key, **fields)
     except IntegrityError:
-        # Two first requests of the same person raced; the other one created the row.
-        return Annotator.objects.get(platform=platform, platform_id=platform_id)
+        return model.objects.get(**key)
 
 
 def join_batch(
@@ -66,21 +72,15 @@ def join_batch(
     for name, value in (entry_params or {}).items():
         check_text("entry parameter name", str(name))
         check_text(str(name), value)
-    try:
-        # one INSERT (a newcomer is the common case); a twin request that got there
-        # first is found after the unique constraint refused this one
-        with transaction.atomic() if connection.in_atomic_block else nullcontext():
-            return Participation.objects.create(
-                batch=batch,
-                annotator=annotator,
-                entry_params=entry_params or {},
-                entry_ip=client_ip or None,
-                device_id=(device_id or "")[:64],
-                browser_key=browser_key,
-                language=language,
-            )
-    except IntegrityError:
-        return Participation.objects.get(batch=batch, annotator=annotator)
+    return _created_or_found(
+        Participation,
+        {"batch": batch, "annotator": annotator},
+        entry_params=entry_params or {},
+        entry_ip=client_ip or None,
+        device_id=(device_id or "")[:64],
+        browser_key=browser_key,
+        language=language,
+    )
 
 
 def exclude_annotator(
