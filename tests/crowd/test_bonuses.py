@@ -39,6 +39,13 @@ def ledger(batch) -> dict[str, Decimal]:
     return totals
 
 
+def assert_paid(prolific, batch, **expected: str) -> None:
+    """What Prolific paid each participant and what the ledger says was paid agree, and
+    are ``expected`` (amounts as decimal strings)."""
+    amounts = {participant: Decimal(amount) for participant, amount in expected.items()}
+    assert prolific.paid_per_participant() == ledger(batch) == amounts
+
+
 def test_the_preview_shows_each_amount_and_the_total_and_pays_nothing(prolific):
     batch = paid_crowd(prolific)
     text = bonus(batch, "--per-item", "0.10")
@@ -57,14 +64,7 @@ def test_paid_once_through_set_up_then_pay_and_a_rerun_pays_nobody_again(prolifi
     assert len(prolific.writes("/api/v1/bulk-bonus-payments/")) == 1
     again = bonus(batch, "--per-item", "0.10", "--apply")
     assert "Nobody is owed anything" in again
-    assert (
-        prolific.paid_per_participant()
-        == ledger(batch)
-        == {
-            "alice": Decimal("0.40"),
-            "bob": Decimal("0.20"),
-        }
-    )
+    assert_paid(prolific, batch, alice="0.40", bob="0.20")
 
 
 def test_labels_added_later_are_paid_as_the_difference(prolific):
@@ -74,14 +74,7 @@ def test_labels_added_later_are_paid_as_the_difference(prolific):
 
     label_items(batch, Participation.objects.get(annotator__platform_id="bob"), 1)
     bonus(batch, "--per-item", "0.10", "--apply")
-    assert (
-        prolific.paid_per_participant()
-        == ledger(batch)
-        == {
-            "alice": Decimal("0.40"),
-            "bob": Decimal("0.30"),
-        }
-    )
+    assert_paid(prolific, batch, alice="0.40", bob="0.30")
 
 
 def test_a_5xx_while_setting_up_is_retried_and_still_paid_once(prolific):
@@ -90,14 +83,7 @@ def test_a_5xx_while_setting_up_is_retried_and_still_paid_once(prolific):
     prolific.fail("POST", "/api/v1/bulk-bonus-payments/", "429", retry_after=1)
     bonus(batch, "--per-item", "0.10", "--apply")
     assert len(prolific.bulk_bonuses) == 2  # one set up twice: harmless, never paid
-    assert (
-        prolific.paid_per_participant()
-        == ledger(batch)
-        == {
-            "alice": Decimal("0.40"),
-            "bob": Decimal("0.20"),
-        }
-    )
+    assert_paid(prolific, batch, alice="0.40", bob="0.20")
 
 
 def test_a_lost_pay_answer_is_never_resent_until_resolved(prolific):
@@ -113,14 +99,7 @@ def test_a_lost_pay_answer_is_never_resent_until_resolved(prolific):
     # the researcher checks Prolific (it did pay) and says so
     assert "now paid" in bonus(batch, "--resolve", str(run.pk), "paid")
     assert "Nobody is owed anything" in bonus(batch, "--per-item", "0.10", "--apply")
-    assert (
-        prolific.paid_per_participant()
-        == ledger(batch)
-        == {
-            "alice": Decimal("0.40"),
-            "bob": Decimal("0.20"),
-        }
-    )
+    assert_paid(prolific, batch, alice="0.40", bob="0.20")
 
 
 def test_a_top_up_brings_each_participant_to_the_hourly_rate(prolific):
