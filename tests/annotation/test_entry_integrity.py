@@ -26,6 +26,16 @@ def next_item(client, batch):
     )
 
 
+def label(client, assignment, value):
+    """Post ``value`` as the label of ``assignment`` from the browser session ``client``."""
+    return client.post(
+        f"/api/v1/assignments/{assignment}/label",
+        {"value": value},
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value,
+    )
+
+
 @pytest.mark.parametrize("params", [PROLIFIC, MTURK, {"worker": "madeup"}])
 def test_an_invitation_only_batch_refuses_every_other_link(params):
     batch = make_batch(n_items=2, invitations_required=True)
@@ -110,28 +120,13 @@ def test_a_browser_that_was_taken_over_stops_and_its_late_answer_never_counts():
     # the first browser: no more work, and its answer to the released lease is kept only
     refused = next_item(first, batch)
     assert refused.status_code == 409 and "another browser" in refused.json()["detail"]
-    late = first.post(
-        f"/api/v1/assignments/{held['assignment']}/label",
-        {"value": 4},
-        content_type="application/json",
-        HTTP_X_CSRFTOKEN=first.cookies["csrftoken"].value,
-    )
+    late = label(first, held["assignment"], 4)
     assert late.status_code == 201 and late.json()["status"] == "surplus"
     assert Item.objects.get(item_id=held["item"]["item_id"], batch=batch).counted_count == 0
     # nor can it answer the second browser's lease
-    stolen = first.post(
-        f"/api/v1/assignments/{taken['assignment']}/label",
-        {"value": 4},
-        content_type="application/json",
-        HTTP_X_CSRFTOKEN=first.cookies["csrftoken"].value,
-    )
+    stolen = label(first, taken["assignment"], 4)
     assert stolen.status_code == 409 and stolen.json()["code"] == "taken_over"
     # the second browser goes on, and its answer counts
-    answer = second.post(
-        f"/api/v1/assignments/{taken['assignment']}/label",
-        {"value": 3},
-        content_type="application/json",
-        HTTP_X_CSRFTOKEN=second.cookies["csrftoken"].value,
-    )
+    answer = label(second, taken["assignment"], 3)
     assert answer.status_code == 201 and answer.json()["status"] == "counted"
     assert Label.objects.filter(batch=batch, status="counted").count() == 1
