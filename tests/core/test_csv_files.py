@@ -12,9 +12,7 @@ from django.core.management import call_command
 
 from annotation.services.invitations import invitee_of
 from core import csv_files
-from core.models import Job
-from diversity.corpora.services.analyses import analyse_now, analysis_params
-from tests.corpora.analysis_corpora import E1, E2, E3, make_corpus
+from tests.corpora.analysis_corpora import make_corpus, named_model_rows, run_analysis
 from tests.factories import make_batch
 from tests.staff import staff_client
 
@@ -33,18 +31,7 @@ def test_the_writer_neutralises_formulas_and_keeps_numbers():
 
 @pytest.mark.django_db
 def test_the_figures_zip_tables_escape_a_formula_model_name():
-    rows = [
-        ("same", "Write a haiku.", "creative", FORMULA, 1, "s-h1", "An old pond.", E1),
-        ("same", "Write a haiku.", "creative", FORMULA, 2, "s-h2", "An old pond.", E1),
-        ("same", "Write a haiku.", "creative", "beta", 1, "s-b1", "A frog.", E1),
-        ("same", "Write a haiku.", "creative", "beta", 2, "s-b2", "Water.", E2),
-        ("apart", "Name a river.", "facts", FORMULA, 1, "p-h1", "The Nile.", E2),
-        ("apart", "Name a river.", "facts", FORMULA, 2, "p-h2", "The Nile.", E2),
-        ("apart", "Name a river.", "facts", "beta", 1, "p-b1", "Amazon.", E3),
-        ("apart", "Name a river.", "facts", "beta", 2, "p-b2", "Amazon.", E3),
-    ]
-    corpus = make_corpus("formula", rows)
-    assert analyse_now(corpus, analysis_params(bootstrap=20)).state == Job.State.SUCCEEDED
+    run_analysis(make_corpus("formula", named_model_rows(FORMULA)), bootstrap=20)
     answer = staff_client("researcher").get("/manage/corpora/formula/figures.zip")
     archive = zipfile.ZipFile(io.BytesIO(answer.content))
     tables = [name for name in archive.namelist() if name.endswith(".csv")]

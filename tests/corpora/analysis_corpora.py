@@ -13,7 +13,9 @@ import json
 
 import numpy as np
 
+from core.models import Job
 from diversity.corpora.models import Corpus
+from diversity.corpora.services.analyses import analyse_now, analysis_params
 from diversity.corpora.services.embeddings import import_embeddings
 from diversity.corpora.services.imports import import_corpus
 
@@ -50,6 +52,23 @@ def responses_file(rows) -> io.BytesIO:
     return io.BytesIO(("\n".join(lines) + "\n").encode())
 
 
+def named_model_rows(model: str) -> list[tuple]:
+    """Rows for the tests of a model name that pages and files must escape or quote: two
+    queries, ``model`` and ``beta`` answering each twice. ``same``: three of the four
+    responses are one vector (E1), beta's second another (E2), and beta's first text holds
+    markup; ``apart``: each model's two responses are one vector, other than the other's."""
+    return [
+        ("same", "Write a haiku.", "creative", model, 1, "s-h1", "An old pond.", E1),
+        ("same", "Write a haiku.", "creative", model, 2, "s-h2", "An old pond.", E1),
+        ("same", "Write a haiku.", "creative", "beta", 1, "s-b1", "A frog <jumps> in.", E1),
+        ("same", "Write a haiku.", "creative", "beta", 2, "s-b2", "Sound of water.", E2),
+        ("apart", "Name a river.", "facts", model, 1, "p-h1", "The Nile.", E2),
+        ("apart", "Name a river.", "facts", model, 2, "p-h2", "The Nile.", E2),
+        ("apart", "Name a river.", "facts", "beta", 1, "p-b1", "Amazon.", E3),
+        ("apart", "Name a river.", "facts", "beta", 2, "p-b2", "Amazon.", E3),
+    ]
+
+
 def npy_file(matrix) -> io.BytesIO:
     buffer = io.BytesIO()
     np.save(buffer, np.asarray(matrix, dtype=np.float32))
@@ -66,6 +85,14 @@ def make_corpus(name: str, rows=HAND_MADE, embeddings: bool = True) -> Corpus:
         )
     corpus.refresh_from_db()
     return corpus
+
+
+def run_analysis(corpus: Corpus, **params) -> Job:
+    """The corpus's analysis run in this process (``bootstrap`` 200 unless given), checked
+    to have succeeded."""
+    job = analyse_now(corpus, analysis_params(**{"bootstrap": 200, **params}))
+    assert job.state == Job.State.SUCCEEDED, job.message
+    return job
 
 
 def random_rows(seed: int = 3, queries: int = 6, models: int = 3, samples: int = 3, dim=8):

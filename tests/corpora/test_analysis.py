@@ -10,10 +10,8 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from core.models import Job
 from diversity.corpora.services.analyses import (
     QUERY_COLUMNS,
-    analyse_now,
     analysis_params,
     job_file,
     latest_analysis,
@@ -22,14 +20,13 @@ from diversity.corpora.services.analyses import (
 from diversity.corpora.storage import open_embeddings
 from diversity.homogeneity.pipeline import AnalysisSettings, analyse_corpus, pools_from_arrays
 from diversity.homogeneity.report import analysis_report
-from tests.corpora.analysis_corpora import make_corpus, random_rows
+from tests.corpora.analysis_corpora import make_corpus, random_rows, run_analysis
 
 pytestmark = pytest.mark.django_db
 
 
 def analysed(corpus, **params):
-    job = analyse_now(corpus, analysis_params(**{"bootstrap": 200, **params}))
-    assert job.state == Job.State.SUCCEEDED, job.message
+    job = run_analysis(corpus, **params)
     return job, latest_analysis(corpus)[1]
 
 

@@ -15,8 +15,7 @@ from django.test import Client
 
 from annotation.models import Batch
 from core.models import Job
-from diversity.corpora.services.analyses import analyse_now, analysis_params
-from tests.corpora.analysis_corpora import E1, E2, E3, make_corpus
+from tests.corpora.analysis_corpora import E1, E2, make_corpus, named_model_rows, run_analysis
 from tests.factories import make_batch
 from tests.staff import staff_client, token_client
 
@@ -24,23 +23,13 @@ pytestmark = pytest.mark.django_db
 
 HOSTILE = '<script>alert("x")</script>'
 
-ROWS = [
-    ("same", "Write a haiku.", "creative", HOSTILE, 1, "s-h1", "An old pond.", E1),
-    ("same", "Write a haiku.", "creative", HOSTILE, 2, "s-h2", "An old pond.", E1),
-    ("same", "Write a haiku.", "creative", "beta", 1, "s-b1", "A frog <jumps> in.", E1),
-    ("same", "Write a haiku.", "creative", "beta", 2, "s-b2", "Sound of water.", E2),
-    ("apart", "Name a river.", "facts", HOSTILE, 1, "p-h1", "The Nile.", E2),
-    ("apart", "Name a river.", "facts", HOSTILE, 2, "p-h2", "The Nile.", E2),
-    ("apart", "Name a river.", "facts", "beta", 1, "p-b1", "Amazon.", E3),
-    ("apart", "Name a river.", "facts", "beta", 2, "p-b2", "Amazon.", E3),
-]
+ROWS = named_model_rows(HOSTILE)
 
 
 @pytest.fixture
 def analysed_corpus():
     corpus = make_corpus("pages", ROWS)
-    job = analyse_now(corpus, analysis_params(bootstrap=100))
-    assert job.state == Job.State.SUCCEEDED, job.message
+    run_analysis(corpus, bootstrap=100)
     return corpus
 
 
@@ -150,9 +139,7 @@ def test_a_query_link_opens_that_query_whatever_its_id(analysed_corpus):
         for model, vector in (("alpha", E1), ("beta", E2))
         for sample in (1, 2)
     ]
-    corpus = make_corpus("awkward", rows)
-    job = analyse_now(corpus, analysis_params(bootstrap=20))
-    assert job.state == Job.State.SUCCEEDED, job.message
+    run_analysis(make_corpus("awkward", rows), bootstrap=20)
     researcher = staff_client("researcher")
     api = token_client("researcher", "api-researcher")
     page_url = "http://testserver/manage/corpora/awkward/"

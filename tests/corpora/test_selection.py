@@ -18,29 +18,21 @@ from annotation.services.importing import import_items
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from core.errors import InvalidInput
-from core.models import Job
 from diversity.corpora.models import CorpusResponse, CorpusSelection
 from diversity.corpora.services import batches
 from diversity.corpora.services.analyses import (
-    analyse_now,
     analysis_params,
     latest_analysis,
     typicality_of,
 )
 from diversity.corpora.services.batches import make_batch, select_items
 from diversity.corpora.services.imports import import_corpus
-from tests.corpora.analysis_corpora import make_corpus, random_rows
+from tests.corpora.analysis_corpora import make_corpus, random_rows, run_analysis
 from tests.factories import make_participant
 from tests.files import write_jsonl
 from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
-
-
-def analyse(corpus, **params):
-    job = analyse_now(corpus, analysis_params(**{"bootstrap": 200, **params}))
-    assert job.state == Job.State.SUCCEEDED, job.message
-    return job
 
 
 def label_all(batch, workers: int, value_of) -> None:
@@ -59,7 +51,7 @@ def label_all(batch, workers: int, value_of) -> None:
 
 def test_typicality_rule_takes_the_most_and_least_typical_and_says_so_in_the_card():
     corpus = make_corpus("hand")
-    job = analyse(corpus)
+    job = run_analysis(corpus)
     batch, selection = make_batch(
         corpus, slug="from-hand", rule="typicality", per_query=1, title="Typical or not"
     )
@@ -87,7 +79,7 @@ def test_typicality_rule_takes_the_most_and_least_typical_and_says_so_in_the_car
 
 def test_a_query_with_few_responses_gives_each_once():
     corpus = make_corpus("few")
-    analyse(corpus)
+    run_analysis(corpus)
     _, selection = make_batch(corpus, slug="all-of-few", rule="typicality", per_query=3)
     assert selection.counts["items"] == 8  # 4 responses per query, at most 2 x 3 wanted
 
@@ -127,7 +119,7 @@ def test_refused_selections_leave_no_batch():
 
 def test_a_selection_over_the_limit_is_refused_before_any_work(settings, monkeypatch):
     corpus = make_corpus("capped", random_rows())  # 6 queries x 3 models x 3 samples
-    analyse(corpus)
+    run_analysis(corpus)
     settings.SELECTION_MAX_ITEMS = 35
 
     def no_texts(*args, **kwargs):
@@ -205,7 +197,7 @@ def test_typicality_against_the_ratings_of_a_batch_made_from_the_corpus():
         corpus, slug="rated-batch", rule="random", per_query=1, seed=2, annotations_per_item=3
     )
     label_all(batch, 3, lambda item, worker: 1 + (item.position * 3 + worker) % 5)
-    job = analyse(corpus, bootstrap=300, seed=9)
+    job = run_analysis(corpus, bootstrap=300, seed=9)
     _, report = latest_analysis(corpus)
     link = report["human_judgments"]["batches"]
     assert [entry["batch"] for entry in link] == ["rated-batch"]
@@ -251,8 +243,7 @@ def test_a_batch_named_by_hand_is_matched_by_response_id():
     ]
     document = "\n".join(json.dumps(line) for line in lines).encode()
     import_items(batch, io.BytesIO(document), filename="items.jsonl")
-    job = analyse_now(corpus, analysis_params(bootstrap=50, human_batch="by-hand"))
-    assert job.state == Job.State.SUCCEEDED, job.message
+    run_analysis(corpus, bootstrap=50, human_batch="by-hand")
     entry = job_report(corpus)["human_judgments"]["batches"][0]
     assert (entry["batch"], entry["batch_items"], entry["items"]) == ("by-hand", 3, 2)
     assert entry["rated_items"] == 0
