@@ -11,12 +11,11 @@ from html import unescape
 from urllib.parse import quote, urljoin, urlsplit
 
 import pytest
-from django.test import Client
 
 from annotation.models import Batch
 from core.models import Job
 from tests.corpora.analysis_corpora import E1, E2, make_corpus, named_model_rows, run_analysis
-from tests.factories import make_batch
+from tests.page_access import assert_every_status, assert_sent_to_log_in, outsiders, section_urls
 from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
@@ -34,44 +33,28 @@ def analysed_corpus():
 
 
 def corpus_urls(name: str) -> list[str]:
-    base = f"/manage/corpora/{name}/"
-    return [
-        "/manage/corpora/",
-        base,
-        base + "report.json",
-        base + "figures.zip",
-        base + "figure/heatmap.svg",
-        base + "tables/models.csv",
-        base + "tables/queries.csv",
-        base + "query/same",
-        base + "query.json/same",
-    ]
+    """The corpus's pages and downloads, and the page and projection of its query ``same``."""
+    downloads = ["report.json", "figures.zip", "figure/heatmap.svg"]
+    tables = ["tables/models.csv", "tables/queries.csv"]
+    return section_urls("corpora", name, *downloads, *tables, "query/same", "query.json/same")
 
 
 # --------------------------------------------------------------------------- access
 
 
 def test_anonymous_visitors_workers_and_roleless_logins_are_refused(analysed_corpus):
-    worker = Client()
-    batch = make_batch(slug="rating-study")
-    assert worker.get(f"/work/{batch.slug}/?worker=w1").status_code == 200
-    for client in (Client(), worker):
-        for url in corpus_urls("pages"):
-            response = client.get(url)
-            assert response.status_code == 302, url
-            assert response["Location"].startswith("/accounts/login/?next=")
+    for client in outsiders():
+        assert_sent_to_log_in(client, corpus_urls("pages"))
         assert client.post("/manage/corpora/pages/run", {"bootstrap": 10}).status_code == 302
     nobody = staff_client(None)
-    for url in corpus_urls("pages"):
-        assert nobody.get(url).status_code == 403, url
+    assert_every_status(nobody, corpus_urls("pages"), 403)
     assert nobody.post("/manage/corpora/pages/batch", {}).status_code == 403
     assert Job.objects.filter(kind="corpus_analysis").count() == 1
 
 
 def test_researchers_read_and_analyse_but_only_admins_make_batches(analysed_corpus):
     researcher = staff_client("researcher")
-    for url in corpus_urls("pages"):
-        assert researcher.get(url).status_code == 200, url
+    assert_every_status(researcher, corpus_urls("pages"), 200)
     page = researcher.get("/manage/corpora/pages/").content.decode()
     assert 'id="make-batch"' not in page and 'id="rerun"' in page
     refused = researcher.post(

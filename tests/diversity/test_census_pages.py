@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from django.test import Client
 
 from core.models import Job
 from diversity.census.models import Census
 from diversity.census.services.analyses import analyse_now, analysis_params
 from diversity.census.services.imports import CensusUpload, import_census
-from tests.factories import make_batch
+from tests.page_access import assert_every_status, assert_sent_to_log_in, outsiders, section_urls
 from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
@@ -47,30 +46,15 @@ def small_census():
 
 
 def census_urls(name: str) -> list[str]:
-    base = f"/manage/census/{name}/"
-    return [
-        "/manage/census/",
-        base,
-        base + "report.json",
-        base + "models.csv",
-        base + "categories.csv",
-    ]
+    return section_urls("census", name, "report.json", "models.csv", "categories.csv")
 
 
 # --------------------------------------------------------------------------- access
 
 
 def test_anonymous_visitors_and_crowdworkers_are_refused(small_census):
-    worker = Client()
-    # a crowdworker's browser session, opened by a worker link
-    batch = make_batch(slug="rating-study")
-    assert worker.get(f"/work/{batch.slug}/?worker=w1").status_code == 200
-    assert worker.session.get("_auth_user_id") is None  # a worker session, no login
-    for client in (Client(), worker):
-        for url in census_urls("small"):
-            response = client.get(url)
-            assert response.status_code == 302, url
-            assert response["Location"].startswith("/accounts/login/?next=")
+    for client in outsiders():
+        assert_sent_to_log_in(client, census_urls("small"))
         assert client.post("/manage/census/small/run", {"bootstrap": 10}).status_code == 302
         assert client.get("/api/v1/census/").status_code == 403
         assert client.get("/api/v1/census/small/report").status_code == 403
@@ -80,8 +64,7 @@ def test_anonymous_visitors_and_crowdworkers_are_refused(small_census):
 
 def test_a_login_without_a_role_gets_403_everywhere(small_census):
     client = staff_client(None)
-    for url in census_urls("small"):
-        assert client.get(url).status_code == 403, url
+    assert_every_status(client, census_urls("small"), 403)
     assert client.post("/manage/census/small/run", {"bootstrap": 10}).status_code == 403
     assert client.post("/manage/census/new", {"name": "x"}).status_code == 403
     api = token_client(None, "api-nobody")
@@ -93,8 +76,7 @@ def test_a_login_without_a_role_gets_403_everywhere(small_census):
 @pytest.mark.parametrize("role", ["researcher", "admin"])
 def test_researchers_and_admins_are_allowed(small_census, role):
     client = staff_client(role)
-    for url in census_urls("small"):
-        assert client.get(url).status_code == 200, url
+    assert_every_status(client, census_urls("small"), 200)
     assert 'href="/manage/census/"' in client.get("/manage/").content.decode()  # navigation
 
 
@@ -222,5 +204,4 @@ def test_a_census_with_nothing_to_score_still_analyses_and_renders(models, n_mod
     response = client.get("/manage/census/edge/")
     assert response.status_code == 200
     assert response.context["report"]["n_models"] == n_models
-    for url in census_urls("edge")[2:]:
-        assert client.get(url).status_code == 200, url
+    assert_every_status(client, census_urls("edge")[2:], 200)

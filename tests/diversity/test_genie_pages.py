@@ -6,14 +6,13 @@ import io
 import json
 
 import pytest
-from django.test import Client
 
 from core.models import Job
 from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import analyse_now, analysis_params
 from diversity.genie.services.imports import import_genie
 from tests.diversity import genie_set as hand
-from tests.factories import make_batch
+from tests.page_access import assert_every_status, assert_sent_to_log_in, outsiders, section_urls
 from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
@@ -31,31 +30,17 @@ def analysed():
 
 
 def urls(name: str) -> list[str]:
-    base = f"/manage/genie/{name}/"
-    return [
-        "/manage/genie/",
-        base,
-        base + "report.json",
-        base + "documents.csv",
-        base + "features.csv",
-        base + "agreement.csv",
-    ]
+    paths = ("report.json", "documents.csv", "features.csv", "agreement.csv")
+    return section_urls("genie", name, *paths)
 
 
 def test_anonymous_visitors_and_crowdworkers_are_refused(analysed):
-    worker = Client()
-    batch = make_batch(slug="rating-study")
-    assert worker.get(f"/work/{batch.slug}/?worker=w1").status_code == 200
-    assert worker.session.get("_auth_user_id") is None  # a worker session, no login
-    for client in (Client(), worker):
-        for url in urls("hand"):
-            response = client.get(url)
-            assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    for client in outsiders():
+        assert_sent_to_log_in(client, urls("hand"))
         assert client.get("/api/v1/genie/").status_code == 403
         assert client.post("/api/v1/genie/hand/analyses", {}).status_code == 403
     nobody = staff_client(None)
-    for url in urls("hand"):
-        assert nobody.get(url).status_code == 403, url
+    assert_every_status(nobody, urls("hand"), 403)
     assert nobody.post("/manage/genie/hand/run", {"bootstrap": 10}).status_code == 403
     assert token_client(None, "api-nobody").get("/api/v1/genie/hand/report").status_code == 403
     assert Job.objects.count() == 1
@@ -63,8 +48,7 @@ def test_anonymous_visitors_and_crowdworkers_are_refused(analysed):
 
 def test_researcher_sees_profiles_tables_and_escaped_names(analysed):
     client = staff_client("researcher")
-    for url in urls("hand"):
-        assert client.get(url).status_code == 200, url
+    assert_every_status(client, urls("hand"), 200)
     html = client.get("/manage/genie/hand/").content.decode()
     assert html.count('<svg class="chart"') == 2  # LLM profiles, per-feature summary
     assert HOSTILE not in html
@@ -147,5 +131,4 @@ def test_a_set_with_no_usable_pair_still_analyses_and_renders():
     response = client.get("/manage/genie/blank/")
     assert response.status_code == 200
     assert response.context["report"]["scores"] == {"llm": None, "human": None}
-    for url in urls("blank")[2:]:
-        assert client.get(url).status_code == 200, url
+    assert_every_status(client, urls("blank")[2:], 200)
