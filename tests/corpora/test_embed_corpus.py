@@ -19,7 +19,7 @@ from diversity.corpora.services.local_embedding import (
 )
 from diversity.corpora.storage import PARTIAL_LOCAL_FILE, corpus_dir, open_embeddings
 from diversity.homogeneity.embedding import EMBED_EXTRA
-from tests.corpora.pools import jsonl_pool, pool_rows
+from tests.corpora.pools import imported_pool, jsonl_pool
 
 pytestmark = pytest.mark.django_db
 
@@ -60,8 +60,8 @@ def expected(texts: list[str]) -> np.ndarray:
 
 @pytest.fixture
 def corpus(tmp_path):
-    rows = pool_rows(n_queries=5, models=("alpha", "beta"), samples=2)  # 20 responses
-    return import_corpus("pool", jsonl_pool(tmp_path / "pool.jsonl", rows))
+    # 20 responses
+    return imported_pool(tmp_path, n_queries=5, models=("alpha", "beta"), samples=2)
 
 
 def texts_of(corpus) -> list[str]:

@@ -3,7 +3,6 @@ pending or running, and a local-model run that another run took over (a restart,
 second run at the same time) stops and installs nothing, so rows the other run reset are
 never installed as zero vectors; the run after it continues the file as usual."""
 
-import io
 import threading
 
 import numpy as np
@@ -21,7 +20,7 @@ from diversity.corpora.services.embedding_jobs import JOB_KIND
 from diversity.corpora.services.imports import import_corpus
 from diversity.corpora.services.local_embedding import Embedder, embed_corpus
 from diversity.corpora.storage import open_embeddings
-from tests.corpora.pools import jsonl_pool, pool_rows
+from tests.corpora.pools import imported_pool, jsonl_pool, npy_upload, pool_rows
 from tests.staff import token_client
 
 pytestmark = pytest.mark.django_db
@@ -33,20 +32,15 @@ class Stopped(Exception):
 
 @pytest.fixture
 def corpus(tmp_path):
-    rows = pool_rows(n_queries=4, models=("alpha", "beta"), samples=2)  # 16 responses
-    return import_corpus("pool", jsonl_pool(tmp_path / "pool.jsonl", rows))
+    # 16 responses
+    return imported_pool(tmp_path, n_queries=4, models=("alpha", "beta"), samples=2)
+
+
+ONES = np.ones((16, 3))  # an embedding for each of the corpus's responses
 
 
 def lengths(texts: list[str]) -> np.ndarray:
     return np.array([[1.0, len(text) % 7 + 1.0, 2.0] for text in texts])
-
-
-def npy_upload(rows: int):
-    buffer = io.BytesIO()
-    np.save(buffer, np.ones((rows, 3), dtype=np.float32))
-    buffer.seek(0)
-    buffer.name = "emb.npy"
-    return buffer
 
 
 @pytest.mark.parametrize("state", ["pending", "running"])
@@ -62,7 +56,7 @@ def test_a_second_embeddings_job_is_refused_while_one_is_pending_or_running(
     researcher = token_client("researcher")
     events = AuditEvent.objects.count()
     answers = [
-        researcher.post("/api/v1/corpora/pool/embeddings/import-jobs", {"file": npy_upload(16)}),
+        researcher.post("/api/v1/corpora/pool/embeddings/import-jobs", {"file": npy_upload(ONES)}),
         researcher.post(
             "/api/v1/corpora/pool/embeddings/compute-jobs",
             {"restart": True},
@@ -80,11 +74,11 @@ def test_a_second_embeddings_job_is_refused_while_one_is_pending_or_running(
 
 
 def test_once_the_job_has_finished_another_may_start(corpus):
-    first = embedding_jobs.start_embeddings_import(corpus, npy_upload(16))
+    first = embedding_jobs.start_embeddings_import(corpus, npy_upload(ONES))
     with pytest.raises(Conflict):
-        embedding_jobs.start_embeddings_import(corpus, npy_upload(16))
+        embedding_jobs.start_embeddings_import(corpus, npy_upload(ONES))
     Job.objects.filter(pk=first.pk).update(state=Job.State.SUCCEEDED)
-    second = embedding_jobs.start_embeddings_import(corpus, npy_upload(16))
+    second = embedding_jobs.start_embeddings_import(corpus, npy_upload(ONES))
     assert second.state == "pending" and second.pk != first.pk
 
 
@@ -154,7 +148,7 @@ def test_of_two_requests_at_once_one_is_refused(tmp_path, monkeypatch):
     def request():
         try:
             ready.wait()
-            embedding_jobs.start_embeddings_import(corpus, npy_upload(16))
+            embedding_jobs.start_embeddings_import(corpus, npy_upload(ONES))
             outcomes.append("started")
         except Conflict:
             outcomes.append("refused")

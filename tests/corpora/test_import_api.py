@@ -2,9 +2,6 @@
 (202 with a ``status_url``), refused files failing the job with their problems, and who may
 do it."""
 
-import io
-import json
-
 import numpy as np
 import pytest
 
@@ -12,24 +9,13 @@ from core.jobs.execution import job_files_dir
 from diversity.corpora.models import Corpus
 from diversity.corpora.services.local_embedding import local_model_available
 from diversity.corpora.storage import open_embeddings
-from tests.corpora.pools import pool_rows
+from tests.corpora.pools import npy_upload, pool_rows, pool_upload
 from tests.files import named_upload as upload
 from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
 
 IMPORT_URL = "/api/v1/corpora/import-jobs"
-
-
-def pool_upload(rows=None, name: str = "pool.jsonl"):
-    rows = pool_rows() if rows is None else rows
-    return upload(name, "".join(json.dumps(row) + "\n" for row in rows))
-
-
-def npy_upload(matrix, name: str = "emb.npy"):
-    buffer = io.BytesIO()
-    np.save(buffer, np.asarray(matrix, dtype=np.float32))
-    return upload(name, buffer.getvalue())
 
 
 def run(client, url, data, capture, **extra):

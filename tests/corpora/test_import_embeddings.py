@@ -18,9 +18,8 @@ from core.models import AuditEvent
 from core.tabular import ImportRejected, Problems
 from diversity.corpora.services import embedding_readers, embeddings
 from diversity.corpora.services.embeddings import import_embeddings
-from diversity.corpora.services.imports import import_corpus
 from diversity.corpora.storage import corpus_dir, embedding_path, open_embeddings
-from tests.corpora.pools import jsonl_pool, pool_rows
+from tests.corpora.pools import imported_pool
 
 pytestmark = pytest.mark.django_db
 
@@ -29,8 +28,8 @@ DIM = 5
 
 @pytest.fixture
 def corpus(tmp_path):
-    rows = pool_rows(n_queries=3, models=("alpha", "beta"), samples=2)  # 12 responses
-    return import_corpus("pool", jsonl_pool(tmp_path / "pool.jsonl", rows))
+    # 12 responses
+    return imported_pool(tmp_path, n_queries=3, models=("alpha", "beta"), samples=2)
 
 
 def ids_of(corpus) -> list[str]:

@@ -4,7 +4,6 @@ the page follows the job (``?job=<id>``), then links to the result or lists the 
 problems first on the page; who may use the forms."""
 
 import io
-import json
 import re
 
 import numpy as np
@@ -20,7 +19,7 @@ from diversity.corpora.models import Corpus
 from diversity.corpora.services import local_embedding
 from diversity.corpora.storage import open_embeddings
 from tests.corpora.analysis_corpora import make_corpus
-from tests.corpora.pools import pool_rows
+from tests.corpora.pools import npy_upload, pool_rows, pool_upload
 from tests.files import named_upload as upload
 from tests.staff import logged_in, staff_client, staff_user
 
@@ -28,17 +27,6 @@ pytestmark = pytest.mark.django_db
 
 LIST_URL = "/manage/corpora/"
 UPLOAD_URL = "/manage/corpora/new"
-
-
-def pool_upload(rows=None, name: str = "pool.jsonl"):
-    rows = pool_rows() if rows is None else rows
-    return upload(name, "".join(json.dumps(row) + "\n" for row in rows))
-
-
-def npy_upload(matrix, name: str = "emb.npy"):
-    buffer = io.BytesIO()
-    np.save(buffer, np.asarray(matrix, dtype=np.float32))
-    return upload(name, buffer.getvalue())
 
 
 def parquet_upload(ids, rows, name: str = "emb.parquet"):
