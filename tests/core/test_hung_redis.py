@@ -14,16 +14,15 @@ import pytest
 from django.core.cache import cache
 from django.test import Client, override_settings
 
-from config.celery import app as celery_app
 from core import redis_outage
 from core.errors import TemporarilyUnavailable
 from core.jobs.queue import start_job
 from core.models import Job
 from core.ratelimit import hit
+from tests.celery_workers import sending_to
 from tests.factories import make_batch
 from tests.faults.stack import RedisServer
 from tests.staff import staff_user
-from tests.test_celery_worker import _reset_connections
 
 # What "at once" may take on a busy machine (the suite runs two processes on two cores):
 # far below the 10-15 s a page waited on a hung Redis before, and below a socket timeout
@@ -37,9 +36,6 @@ pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="needs 
 def hung_redis(settings):
     server = RedisServer().start()
     redis_outage.reset()
-    saved = {key: celery_app.conf[key] for key in ("broker_url", "task_always_eager")}
-    celery_app.conf.update(broker_url=server.url, task_always_eager=False)
-    _reset_connections()
     caches = {
         "default": {
             "BACKEND": "core.cache.ResilientRedisCache",
@@ -51,15 +47,16 @@ def hung_redis(settings):
         }
     }
     engine = "core.session_engines.cached_db"
-    with override_settings(CACHES=caches, SESSION_ENGINE=engine):
+    with (
+        sending_to(broker_url=server.url, task_always_eager=False),
+        override_settings(CACHES=caches, SESSION_ENGINE=engine),
+    ):
         try:
             yield server
         finally:
             os.kill(server.process.pid, signal.SIGCONT)
             server.stop()
-            celery_app.conf.update(saved)
-            _reset_connections()
-            redis_outage.reset()
+    redis_outage.reset()
 
 
 def freeze(server):

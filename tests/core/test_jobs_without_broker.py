@@ -11,12 +11,11 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from config.celery import app as celery_app
 from core.jobs.staleness import fail_stale_jobs
 from core.models import Job
 from core.tasks import clear_expired_sessions
+from tests.celery_workers import sending_to
 from tests.factories import make_batch
-from tests.test_celery_worker import _reset_connections
 
 
 def _closed_port() -> int:
@@ -28,12 +27,8 @@ def _closed_port() -> int:
 @pytest.fixture
 def dead_broker():
     url = f"redis://127.0.0.1:{_closed_port()}/0"
-    saved = {key: celery_app.conf[key] for key in ("broker_url", "task_always_eager")}
-    celery_app.conf.update(broker_url=url, task_always_eager=False)
-    _reset_connections()
-    yield url
-    celery_app.conf.update(saved)
-    _reset_connections()
+    with sending_to(broker_url=url, task_always_eager=False):
+        yield url
 
 
 @pytest.fixture

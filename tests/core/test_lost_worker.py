@@ -8,25 +8,21 @@ a free port; its embeddings jobs sleep (``slow_embeddings_worker``), so the chil
 killed while one runs.
 """
 
-import io
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
-from django.conf import settings
 
-from config.celery import app as celery_app
 from core.errors import Conflict
 from core.models import Job
 from diversity.corpora.services.embedding_jobs import start_embeddings_import
+from tests.celery_workers import celery_worker, sending_to
 from tests.corpora.analysis_corpora import make_corpus
+from tests.corpora.pools import npy_upload
 from tests.faults.stack import RedisServer
-from tests.test_celery_worker import REPO, _reset_connections, _test_database_url
 
 pytestmark = [
     pytest.mark.slow,
@@ -55,47 +51,25 @@ def _children(pid: int) -> list[int]:
 @pytest.fixture
 def prefork_worker(tmp_path):
     redis = RedisServer().start()
-    environment = {
-        **os.environ,
-        "REDIS_URL": redis.url,
-        "DATABASE_URL": _test_database_url(),
-        "DATA_DIR": str(settings.DATA_DIR),
-        "JOB_HEARTBEAT_SECONDS": str(HEARTBEAT_SECONDS),
-    }
-    log = open(tmp_path / "worker.log", "w+")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "prefork",
-         "--concurrency", "1", "--include", "tests.core.slow_embeddings_worker",
-         "--loglevel", "INFO", "--without-heartbeat", "--without-gossip", "--without-mingle"],
-        cwd=REPO, env=environment, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    saved = {key: celery_app.conf[key] for key in ("broker_url", "task_always_eager")}
-    celery_app.conf.update(broker_url=redis.url, task_always_eager=False)
-    _reset_connections()
+    environment = {"REDIS_URL": redis.url, "JOB_HEARTBEAT_SECONDS": str(HEARTBEAT_SECONDS)}
+    arguments = ["--pool", "prefork", "--concurrency", "1",
+                 "--include", "tests.core.slow_embeddings_worker", "--loglevel", "INFO",
+                 "--without-heartbeat", "--without-gossip", "--without-mingle"]  # fmt: skip
+    # a warm shutdown waits for a running task (the slow job outlives the test): a few
+    # seconds for a clean exit, then the kill
     try:
-        yield worker
+        with (
+            celery_worker(tmp_path / "worker.log", arguments, environment, 5) as worker,
+            sending_to(broker_url=redis.url, task_always_eager=False),
+        ):
+            yield worker
     finally:
-        # a warm shutdown waits for a running task (the slow job outlives the test): a
-        # few seconds for a clean exit, then the kill
-        worker.terminate()
-        try:
-            worker.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait(timeout=10)
-        celery_app.conf.update(saved)
-        _reset_connections()
         redis.stop()
-        log.seek(0)
-        print(log.read()[-3000:])
 
 
-def _npy(rows: int) -> io.BytesIO:
-    buffer = io.BytesIO()
-    np.save(buffer, np.ones((rows, 4), dtype=np.float32))
-    buffer.seek(0)
-    buffer.name = "emb.npy"
-    return buffer
+def _npy(rows: int):
+    """An embeddings file for a corpus of ``rows`` responses."""
+    return npy_upload(np.ones((rows, 4)))
 
 
 def _wait(condition, timeout: float, what: str, worker):

@@ -21,7 +21,6 @@ import uuid
 import numpy as np
 import pytest
 from django.conf import settings
-from kombu import pools as kombu_pools
 
 from config.celery import app as celery_app
 from core.jobs.execution import job_files_dir
@@ -32,11 +31,17 @@ from diversity.corpora.services.analyses import analyse, analyse_now, analysis_p
 from diversity.corpora.services.imports import import_corpus
 from diversity.corpora.services.local_embedding import embed_corpus
 from diversity.corpora.storage import embedding_path
+from tests.celery_workers import (
+    REDIS_URL,
+    REPO,
+    redis_available,
+    reset_connections,
+    worker_database_url,
+)
 from tests.corpora.analysis_corpora import make_corpus, random_rows
 from tests.corpora.pools import jsonl_pool, pool_rows
 from tests.corpora.standin_embedder import standin_embedder
 from tests.staff import token_client
-from tests.test_celery_worker import REDIS_URL, REPO, _redis_available, _test_database_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -54,7 +59,7 @@ class Workers:
         self.environment = {
             **os.environ,
             "REDIS_URL": REDIS_URL,
-            "DATABASE_URL": _test_database_url(),
+            "DATABASE_URL": worker_database_url(),
             "DATA_DIR": str(settings.DATA_DIR),
             "CELERY_DEFAULT_QUEUE": self.queue,
             "JOB_HEARTBEAT_SECONDS": "0.5",
@@ -91,20 +96,10 @@ class Workers:
         self.log.close()
 
 
-def _reset_connections() -> None:
-    if celery_app._pool is not None:
-        celery_app._pool.force_close_all()
-        celery_app._pool = None
-    celery_app.amqp._producer_pool = None
-    kombu_pools.reset()
-    celery_app._backend_cache = None
-    celery_app._local.__dict__.pop("backend", None)
-
-
 @pytest.fixture
 def workers(tmp_path, settings, monkeypatch, request):
     """``workers(model, **environment)`` starts them; the test process sends to them."""
-    if not _redis_available():
+    if not redis_available():
         pytest.skip(f"no Redis at {REDIS_URL}")
     settings.JOB_HEARTBEAT_TIMEOUT_SECONDS = 3
     started: list[Workers] = []
@@ -122,7 +117,7 @@ def workers(tmp_path, settings, monkeypatch, request):
             task_always_eager=False,
             task_default_queue=group.queue,
         )
-        _reset_connections()
+        reset_connections()
         return group
 
     saved = {
@@ -135,7 +130,7 @@ def workers(tmp_path, settings, monkeypatch, request):
         for group in started:
             group.stop()
         celery_app.conf.update(saved)
-        _reset_connections()
+        reset_connections()
 
 
 def wait_for(job: Job, group: Workers, timeout: float = 120) -> dict:
