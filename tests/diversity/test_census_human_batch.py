@@ -37,6 +37,7 @@ from annotation.services.leasing import lease_next_item
 from core.errors import InvalidInput
 from diversity.census.services.analyses import analyse_census, human_batch_of
 from diversity.census.services.imports import CensusUpload, import_census
+from tests.diversity.census_files import TREE_NORM, norms_file, transcript
 from tests.factories import make_participant
 from tests.staff import staff_client, token_client
 
@@ -59,47 +60,23 @@ ANSWERS = {
     "planet": ["Mars", "Mars", "Venus", "Earth"],
     "loose": ["Blue", "Blue", "Blue", "Blue"],
 }
-NORMS = {
-    "source": "hand-made norms",
-    "per_category": [
-        {
-            "category": "tree",
-            "human_modal": "oak",
-            "human_modal_first": 0.31,
-            "human_n_ge5": 5,
-            "model_modal": "oak",
-            "model_modal_share": 0.937,
-            "model_n_ge5": 1,
-            "wording_mismatch": False,
-        },
-        {
-            "category": "color",
-            "human_modal": "blue",
-            "human_modal_first": 0.29,
-            "human_n_ge5": 4,
-            "model_modal": "blue",
-            "model_modal_share": 0.5,
-            "model_n_ge5": 2,
-            "wording_mismatch": True,
-        },
-    ],
+COLOR_NORM = {
+    "category": "color",
+    "human_modal": "blue",
+    "human_modal_first": 0.29,
+    "human_n_ge5": 4,
+    "model_modal": "blue",
+    "model_modal_share": 0.5,
+    "model_n_ge5": 2,
+    "wording_mismatch": True,
 }
-
-
-def transcript(model: str) -> CensusUpload:
-    scenes = {
-        category: {"runs": [[{"reply": reply}] for reply in replies]}
-        for category, replies in MODELS[model].items()
-    }
-    return CensusUpload(
-        io.BytesIO(json.dumps({"model": model, "scenes": scenes}).encode()), f"{model}.json"
-    )
 
 
 @pytest.fixture
 def census():
-    norms = CensusUpload(io.BytesIO(json.dumps(NORMS).encode()), "norms.json")
-    return import_census("hand", [transcript(m) for m in MODELS], norms=norms)
+    norms = norms_file(TREE_NORM, COLOR_NORM, source="hand-made norms")
+    transcripts = [transcript(model, scenes) for model, scenes in MODELS.items()]
+    return import_census("hand", transcripts, norms=CensusUpload(norms, "norms.json"))
 
 
 @pytest.fixture

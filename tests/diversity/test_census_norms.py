@@ -1,13 +1,13 @@
 """Human category norms: computed from answers, read from a norms file, compared with a field."""
 
 import io
-import json
 
 import pytest
 
 from diversity.census.core.comparison import compare_with_norms
 from diversity.census.norms import CategoryNorm, human_norms, read_norms_file
 from diversity.census.sources import CensusInputError
+from tests.diversity.census_files import TREE_NORM, norms_file
 
 
 def test_human_norms_from_answers():
@@ -51,27 +51,10 @@ def test_comparison_without_shared_category_has_no_means():
 
 # --------------------------------------------------------------------------- norms file
 
-ROW = {
-    "category": "tree",
-    "human_modal": "oak",
-    "human_modal_first": 0.31,
-    "human_n_ge5": 5,
-    "model_modal": "oak",
-    "model_modal_share": 0.937,
-    "model_n_ge5": 1,
-    "wording_mismatch": False,
-}
-
-
-def norms_file(*rows, **extra) -> io.BytesIO:
-    return io.BytesIO(
-        json.dumps({"source": "a study", "per_category": list(rows), **extra}).encode()
-    )
-
 
 def test_norms_file_keeps_human_and_published_model_apart():
-    mismatched = {**ROW, "category": "tool", "wording_mismatch": True}
-    norms = read_norms_file(norms_file(ROW, mismatched), name="norms.json")
+    mismatched = {**TREE_NORM, "category": "tool", "wording_mismatch": True}
+    norms = read_norms_file(norms_file(TREE_NORM, mismatched), name="norms.json")
     assert norms.source == "a study"
     assert norms.human["tree"] == CategoryNorm("tree", "oak", 0.31, 5)
     assert norms.published_model["tree"] == CategoryNorm("tree", "oak", 0.937, 1)
@@ -90,9 +73,9 @@ def test_norms_file_keeps_human_and_published_model_apart():
     ],
 )
 def test_bad_norms_row_names_its_place(change, expected):
-    other = {**ROW, "category": "flower"}
+    other = {**TREE_NORM, "category": "flower"}
     with pytest.raises(CensusInputError) as caught:
-        read_norms_file(norms_file(ROW, {**other, **change}), name="norms.json")
+        read_norms_file(norms_file(TREE_NORM, {**other, **change}), name="norms.json")
     [problem] = caught.value.problems
     assert problem.startswith(expected)
 

@@ -12,6 +12,7 @@ from core.models import Job
 from diversity.census.models import Census
 from diversity.census.services.analyses import analyse_now, analysis_params
 from diversity.census.services.imports import CensusUpload, import_census
+from tests.diversity import census_files
 from tests.page_access import assert_every_status, assert_sent_to_log_in, outsiders, section_urls
 from tests.staff import staff_client, token_client
 
@@ -22,11 +23,8 @@ HOSTILE = '<script>alert("x")</script>'
 
 
 def transcript(model: str, scenes: dict) -> CensusUpload:
-    document = {
-        "model": model,
-        "scenes": {c: {"runs": [[{"reply": r}] for r in replies]} for c, replies in scenes.items()},
-    }
-    return CensusUpload(io.BytesIO(json.dumps(document).encode()), f"{len(model)}.json")
+    # named by the length of the model's name: the hostile name makes no file name
+    return census_files.transcript(model, scenes, filename=f"{len(model)}.json")
 
 
 @pytest.fixture
