@@ -6,20 +6,9 @@ import pytest
 from analysis.models import Score
 from analysis.services.scores import import_scores
 from tests.analysis.test_scores import DROP, rejected, rid, row
-from tests.factories import make_batch
 from tests.files import write_csv, write_jsonl
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def absolute():
-    return make_batch(kind="absolute", n_items=4)
-
-
-@pytest.fixture
-def pairwise():
-    return make_batch(kind="pairwise", n_items=3)
 
 
 def test_distribution_instead_of_a_score_stores_its_expected_label(tmp_path, absolute):

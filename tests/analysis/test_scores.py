@@ -65,16 +65,6 @@ def rejected(path, *, batch=None, filename=None) -> list[str]:
     return caught.value.problems
 
 
-@pytest.fixture
-def absolute():
-    return make_batch(kind="absolute", n_items=4)
-
-
-@pytest.fixture
-def pairwise():
-    return make_batch(kind="pairwise", n_items=3)
-
-
 # --------------------------------------------------------------------------- good imports
 
 
