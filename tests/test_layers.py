@@ -94,6 +94,16 @@ def _all_imports(path: Path) -> set[str]:
     return found
 
 
+def _impurities(path: Path, allowed) -> list[str]:
+    """What keeps the module at ``path`` from being pure: importing Django, or a project
+    module for which ``allowed(name)`` is false."""
+    name = _module_name(path)
+    wrong = [f"{name} imports django"] if "django" in _all_imports(path) else []
+    return wrong + [
+        f"{name} imports {imported}" for imported in _imports(path) if not allowed(imported)
+    ]
+
+
 def test_the_statistics_core_is_pure():
     """``analysis.stats`` works on arrays only: no Django, and of the project only itself
     (the database-facing code loads the arrays and hands them over)."""
@@ -102,14 +112,7 @@ def test_the_statistics_core_is_pure():
     assert len(paths) >= 10
     wrong = []
     for path in paths:
-        name = _module_name(path)
-        if "django" in _all_imports(path):
-            wrong.append(f"{name} imports django")
-        wrong += [
-            f"{name} imports {imported}"
-            for imported in _imports(path)
-            if not imported.startswith("analysis.stats")
-        ]
+        wrong += _impurities(path, lambda imported: imported.startswith("analysis.stats"))
     assert wrong == []
 
 
@@ -136,19 +139,16 @@ def test_the_diversity_cores_are_pure():
         for relative in PURE_CORES + PURE_SHARED
         for path in _pure_paths(relative)
     )
+
+    def is_pure(imported: str) -> bool:
+        return any(imported == a or imported.startswith(f"{a}.") for a in allowed)
+
     wrong = []
     for relative in PURE_CORES + PURE_SHARED:
         paths = _pure_paths(relative)
         assert paths, relative
         for path in paths:
-            name = _module_name(path)
-            if "django" in _all_imports(path):
-                wrong.append(f"{name} imports django")
-            wrong += [
-                f"{name} imports {imported}"
-                for imported in _imports(path)
-                if not any(imported == a or imported.startswith(f"{a}.") for a in allowed)
-            ]
+            wrong += _impurities(path, is_pure)
     assert wrong == []
 
 
