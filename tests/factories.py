@@ -1,13 +1,12 @@
 """Factories for test data: small, explicit, built through the real models and services."""
 
-import io
 import itertools
-import json
 
-from annotation.models import Item, Query, Response
+from annotation.models import Batch, Item, Query, Response
 from annotation.services.annotators import identify_annotator, join_batch
 from annotation.services.batches import change_state, create_batch
 from annotation.services.importing import import_items
+from tests.files import named_upload
 
 _counter = itertools.count(1)
 
@@ -63,6 +62,29 @@ def make_batch(
     return batch
 
 
+def imported_batch(
+    kind: str,
+    rows: list[dict],
+    *,
+    slug: str,
+    per_item: int,
+    live: bool = True,
+    filename: str = "items.jsonl",
+    **settings,
+) -> Batch:
+    """A batch made as a researcher makes one: created, ``rows`` imported from a JSONL items
+    file named ``filename``, then published unless ``live`` is false."""
+    batch = create_batch(slug=slug, kind=kind, annotations_per_item=per_item, **settings)
+    import_items(batch, named_upload(filename, rows), filename=filename)
+    return change_state(batch, "live") if live else batch
+
+
+def pair_columns(a: tuple[str, str], b: tuple[str, str]) -> dict:
+    """The response columns of a pairwise items-file row: responses ``a`` and ``b``, each
+    given as (id, text)."""
+    return {"response_a_id": a[0], "response_a": a[1], "response_b_id": b[0], "response_b": b[1]}
+
+
 def make_participant(batch, worker_id: str | None = None, platform: str = "generic"):
     annotator = identify_annotator(platform, worker_id or f"worker-{next(_counter)}")
     return join_batch(batch, annotator)
@@ -81,10 +103,7 @@ def make_categorised_batch(
     category and sub-category (``""``: none). Item ids are ``<category>-<number>``."""
     number = next(_counter)
     slug = slug or f"tax-{number}"
-    batch = create_batch(
-        slug=slug, kind=kind, title=f"Taxonomy batch {number}", annotations_per_item=per_item
-    )
-    lines = []
+    rows = []
     for category, subcategory, n_items in taxonomy:
         for index in range(n_items):
             stem = f"{slug}-{category or 'none'}-{subcategory or 'none'}-{index}".lower()
@@ -96,17 +115,10 @@ def make_categorised_batch(
                 "subcategory": subcategory,
             }
             if kind == "pairwise":
-                row.update(
-                    response_a_id=f"ra-{stem}",
-                    response_a=f"Answer A {stem}",
-                    response_b_id=f"rb-{stem}",
-                    response_b=f"Answer B {stem}",
-                )
+                a, b = (f"ra-{stem}", f"Answer A {stem}"), (f"rb-{stem}", f"Answer B {stem}")
+                row.update(pair_columns(a, b))
             else:
                 row.update(response_id=f"r-{stem}", response=f"Answer {stem}", model="model-x")
-            lines.append(json.dumps(row) + "\n")
-    source = io.BytesIO("".join(lines).encode("utf-8"))
-    import_items(batch, source, filename="items.jsonl")
-    if live and lines:
-        batch = change_state(batch, "live")
-    return batch
+            rows.append(row)
+    title = f"Taxonomy batch {number}"
+    return imported_batch(kind, rows, slug=slug, per_item=per_item, live=live, title=title)

@@ -1,11 +1,7 @@
 """Bundled batches for the tests: queries × responses imported from a file, as a
 researcher would (``bundle_by=query``), of the absolute or the pairwise kind."""
 
-import io
-import json
-
-from annotation.services.batches import change_state, create_batch
-from annotation.services.importing import import_items
+from tests.factories import imported_batch, pair_columns
 
 
 def bundled_batch(
@@ -19,7 +15,6 @@ def bundled_batch(
     **settings,
 ):
     settings.setdefault("bundle_by", "query")
-    batch = create_batch(slug=slug, kind=kind, annotations_per_item=per_item, **settings)
     rows = []
     for query in range(n_queries):
         for response in range(per_query):
@@ -30,12 +25,9 @@ def bundled_batch(
                 "form": f"form-{query % 2}",
             }
             if kind == "pairwise":
-                row.update(
-                    response_a_id=f"{slug}-a{query}-{response}",
-                    response_a=f"A {query}.{response}",
-                    response_b_id=f"{slug}-b{query}-{response}",
-                    response_b=f"B {query}.{response}",
-                )
+                a = (f"{slug}-a{query}-{response}", f"A {query}.{response}")
+                b = (f"{slug}-b{query}-{response}", f"B {query}.{response}")
+                row.update(pair_columns(a, b))
             else:
                 row.update(
                     response_id=f"{slug}-r{query}-{response}",
@@ -53,14 +45,11 @@ def bundled_batch(
         }
         if kind == "pairwise":
             check.update(
-                response_a_id=f"{slug}-ca{number}",
-                response_a="Choose A",
-                response_b_id=f"{slug}-cb{number}",
-                response_b="Choose B",
+                pair_columns((f"{slug}-ca{number}", "Choose A"), (f"{slug}-cb{number}", "Choose B"))
             )
         else:
             check.update(response_id=f"{slug}-cr{number}", response="Choose 5.")
         rows.append(check)
-    lines = "".join(json.dumps(row) + "\n" for row in rows)
-    import_items(batch, io.BytesIO(lines.encode()), filename="bundled.jsonl")
-    return change_state(batch, "live")
+    return imported_batch(
+        kind, rows, slug=slug, per_item=per_item, filename="bundled.jsonl", **settings
+    )

@@ -10,12 +10,8 @@ once (also for ``short_text``, whose prompt is the item). Every text ends with a
 ``END-OF-<name>`` so that a test can find the last line of each response on the page.
 """
 
-import io
-import json
-
 from annotation.models import Batch
-from annotation.services.batches import change_state, create_batch
-from annotation.services.importing import import_items
+from tests.factories import imported_batch, pair_columns
 
 
 def _end(name: str) -> str:
@@ -184,12 +180,8 @@ def item_rows(kind: str, *, combined: bool = False) -> list[dict]:
                 "query": f"Compare: {first} and {second}.",
             }
             if kind == "pairwise":
-                row.update(
-                    response_a_id=f"ra-{first}-{second}",
-                    response_a=text(first),
-                    response_b_id=f"rb-{first}-{second}",
-                    response_b=text(second),
-                )
+                a, b = (f"ra-{first}-{second}", text(first)), (f"rb-{first}-{second}", text(second))
+                row.update(pair_columns(a, b))
             else:
                 row.update(reference=text(first), candidate=text(second))
             rows.append(row)
@@ -213,17 +205,13 @@ def make_nasty_study(
 ) -> Batch:
     """A live batch of ``kind`` holding the whole corpus, imported as a researcher would
     (``combined``: as one item, see ``item_rows``)."""
-    batch = create_batch(
-        slug=slug,
-        kind=kind,
+    settings.update(
         title=f"Nasty items ({kind})",
-        annotations_per_item=per_item,
         instructions=LONG_INSTRUCTIONS,
         completion_code="NASTY-DONE",
         completion_url="https://app.prolific.com/submissions/complete?cc=NASTY-DONE",
-        **settings,
     )
     rows = item_rows(kind, combined=combined)
-    upload = io.BytesIO("".join(json.dumps(row) + "\n" for row in rows).encode())
-    import_items(batch, upload, filename="nasty.jsonl")
-    return change_state(batch, "live")
+    return imported_batch(
+        kind, rows, slug=slug, per_item=per_item, filename="nasty.jsonl", **settings
+    )

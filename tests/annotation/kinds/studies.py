@@ -3,11 +3,10 @@
 items file as a researcher would upload it) and ``change_state``."""
 
 import io
-import json
 
 from annotation.models import Batch
-from annotation.services.batches import change_state, create_batch
-from annotation.services.importing import import_items
+from tests.factories import imported_batch
+from tests.files import named_upload
 
 CENSUS_PROMPTS = [
     ("color", "Name a color. Reply with one word only."),
@@ -42,9 +41,7 @@ def item_rows(kind: str, n_items: int, prefix: str) -> list[dict]:
 
 
 def items_file(rows: list[dict], name: str = "items.jsonl") -> io.BytesIO:
-    upload = io.BytesIO("".join(json.dumps(row) + "\n" for row in rows).encode())
-    upload.name = name
-    return upload
+    return named_upload(name, rows)
 
 
 def make_study(
@@ -59,15 +56,6 @@ def make_study(
 ) -> Batch:
     """A batch of ``kind`` with ``n_items`` imported items, published unless ``live`` is
     false."""
-    batch = create_batch(
-        slug=slug,
-        kind=kind,
-        title=f"Study {slug}",
-        annotations_per_item=per_item,
-        kind_settings=kind_settings,
-        **settings,
-    )
-    import_items(batch, items_file(item_rows(kind, n_items, slug)), filename="items.jsonl")
-    if live:
-        batch = change_state(batch, "live")
-    return batch
+    settings.update(title=f"Study {slug}", kind_settings=kind_settings)
+    rows = item_rows(kind, n_items, slug)
+    return imported_batch(kind, rows, slug=slug, per_item=per_item, live=live, **settings)
