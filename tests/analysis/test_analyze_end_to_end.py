@@ -11,10 +11,8 @@ from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
-from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.test import Client
-from rest_framework.authtoken.models import Token
 from scipy import stats
 
 from analysis.stats.correlation import EXACT_P_MAX_PAIRS, MIN_P_VALUE_PAIRS
@@ -22,6 +20,7 @@ from annotation.models import Label
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from tests.factories import make_batch, make_participant
+from tests.staff import logged_in, staff_user, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -144,9 +143,7 @@ def test_analyze_json_matches_independent_computation(tmp_path, kind):
 def test_analysis_job_through_the_api(django_capture_on_commit_callbacks):
     batch = make_batch(n_items=6, per_item=3)
     collect_labels(batch, n_people=4, seed=1)
-    user = User.objects.create_user("res", password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name="researcher"))
-    client = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client = token_client("researcher", "res")
     assert client.get(f"/api/v1/batches/{batch.slug}/report").status_code == 404
     with django_capture_on_commit_callbacks(execute=True):  # the job starts on commit
         started = client.post(
@@ -180,10 +177,8 @@ def test_annotator_page_shows_crowd_agreement_of_the_latest_analysis(
 
     batch = make_batch(n_items=8, per_item=4)
     collect_labels(batch, n_people=5, seed=4)
-    admin = User.objects.create_user("adm", password="pw", is_staff=True)
-    admin.groups.add(Group.objects.get(name="admin"))
-    client = Client()
-    client.force_login(admin)
+    admin = staff_user("admin", "adm")
+    client = logged_in(admin)
     before = client.get(f"/manage/{batch.slug}/annotators").content.decode()
     assert "run an analysis to see it" in before
     with django_capture_on_commit_callbacks(execute=True):

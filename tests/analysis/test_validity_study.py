@@ -20,6 +20,7 @@ from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
 from annotation.services.questionnaire import record_answers
 from tests.factories import make_batch, make_participant
+from tests.staff import staff_client
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -124,18 +125,12 @@ def test_the_validity_study():
 
 
 def test_the_report_page_shows_the_validity_sections(django_capture_on_commit_callbacks):
-    from django.contrib.auth.models import Group, User
-    from django.test import Client
-
     from core.jobs.queue import start_job
 
     batch, _ = build()
     with django_capture_on_commit_callbacks(execute=True):
         start_job("analysis", batch, {"bootstrap": 0, "seed": 0})
-    user = User.objects.create_user("reader", password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name="researcher"))
-    client = Client()
-    client.force_login(user)
+    client = staff_client("researcher", "reader")
     page = client.get(f"/manage/{batch.slug}/report").content.decode()
     assert "Validity of the instrument" in page
     assert "favour the response shown first" in page
