@@ -17,6 +17,7 @@ from tests.analysis.test_report_page import (
     absolute_value,
     add_sources,
     close,
+    downloaded_table,
     label_batch,
     number,
     read_csv,
@@ -328,9 +329,7 @@ def test_the_report_page_filters_items_and_categories(researcher):
 def test_the_category_csvs_match_the_report(researcher):
     batch, report = categorised_report()
     base = f"/manage/{batch.slug}/report"
-    response = researcher.get(f"{base}/categories.csv")
-    assert f'filename="{batch.slug}-categories.csv"' in response["Content-Disposition"]
-    rows = read_csv(response)
+    rows = downloaded_table(researcher, batch, "categories")
     assert len(rows) == len(report["by_category"])
     for row, entry in zip(rows, report["by_category"], strict=True):
         assert row["category"] == entry["category"]

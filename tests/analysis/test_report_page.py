@@ -341,6 +341,13 @@ def read_csv(response) -> list[dict]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
+def downloaded_table(client, batch, table: str) -> list[dict]:
+    """The rows of the report's ``table`` downloaded as a CSV file named after the batch."""
+    response = client.get(f"/manage/{batch.slug}/report/{table}.csv")
+    assert f'filename="{batch.slug}-{table}.csv"' in response["Content-Disposition"]
+    return read_csv(response)
+
+
 def number(cell: str):
     return None if cell == "" else float(cell)
 
@@ -364,9 +371,7 @@ def test_report_json_is_the_stored_report(researcher):
 def test_items_csv_matches_the_report(researcher):
     batch = analysed_batch()
     _, report = latest_report(batch)
-    response = researcher.get(f"/manage/{batch.slug}/report/items.csv")
-    assert f'filename="{batch.slug}-items.csv"' in response["Content-Disposition"]
-    rows = read_csv(response)
+    rows = downloaded_table(researcher, batch, "items")
     assert len(rows) == len(report["items"])
     for row, item in zip(rows, report["items"], strict=True):
         assert row["item_id"] == item["item_id"]
