@@ -6,6 +6,8 @@ from annotation.models import Batch, Item, Query, Response
 from annotation.services.annotators import identify_annotator, join_batch
 from annotation.services.batches import change_state, create_batch
 from annotation.services.importing import import_items
+from annotation.services.labelling import submit_label
+from annotation.services.leasing import lease_next_item
 from tests.files import named_upload
 
 _counter = itertools.count(1)
@@ -88,6 +90,17 @@ def pair_columns(a: tuple[str, str], b: tuple[str, str]) -> dict:
 def make_participant(batch, worker_id: str | None = None, platform: str = "generic"):
     annotator = identify_annotator(platform, worker_id or f"worker-{next(_counter)}")
     return join_batch(batch, annotator)
+
+
+def label_every_item(batch, worker_ids: list[str], value_of, duration_ms=lambda worker: None):
+    """Each worker in turn joins ``batch`` and labels the items it is handed until none is
+    left for it: ``value_of(item, worker)`` is the value, ``duration_ms(worker)`` the time
+    taken (``worker``: the index in ``worker_ids``)."""
+    for worker, worker_id in enumerate(worker_ids):
+        participation = make_participant(batch, worker_id)
+        while (outcome := lease_next_item(batch, participation)).assignment is not None:
+            value = value_of(outcome.assignment.item, worker)
+            submit_label(participation.annotator, outcome.assignment.pk, value, duration_ms(worker))
 
 
 def make_categorised_batch(

@@ -15,11 +15,9 @@ from analysis.presentation import CORRELATION_COLUMNS
 from analysis.services.analyses import latest_report
 from analysis.views import ITEM_ROWS_SHOWN
 from annotation.models import Item
-from annotation.services.labelling import submit_label
-from annotation.services.leasing import lease_next_item
 from core.jobs.queue import start_job
 from core.models import Job
-from tests.factories import make_batch, make_participant
+from tests.factories import label_every_item, make_batch
 from tests.staff import staff_client
 
 # each test runs a whole analysis job (its figures drawn in three formats): seconds each
@@ -34,19 +32,12 @@ MATHTEXT = "_costs $5 or $\\nope"  # would break mathtext and hide from the lege
 
 def label_batch(batch, n_workers: int, value_of) -> None:
     """Each worker labels every item they are handed; ``value_of(position, worker)``."""
-    for worker in range(n_workers):
-        participation = make_participant(batch, f"{batch.slug}-w{worker}")
-        while True:
-            outcome = lease_next_item(batch, participation)
-            if outcome.assignment is None:
-                break
-            position = outcome.assignment.item.position
-            submit_label(
-                participation.annotator,
-                outcome.assignment.pk,
-                value_of(position, worker),
-                1000 + 250 * worker,
-            )
+    label_every_item(
+        batch,
+        [f"{batch.slug}-w{worker}" for worker in range(n_workers)],
+        lambda item, worker: value_of(item.position, worker),
+        lambda worker: 1000 + 250 * worker,
+    )
 
 
 def absolute_value(position: int, worker: int) -> int:

@@ -16,10 +16,8 @@ from annotation.selectors import CategoryFilter
 from annotation.services.batches import create_batch
 from annotation.services.exports.delivery import export_to_file
 from annotation.services.importing import import_items
-from annotation.services.labelling import submit_label
-from annotation.services.leasing import lease_next_item
 from core.tabular import ImportRejected
-from tests.factories import make_batch, make_categorised_batch, make_participant
+from tests.factories import label_every_item, make_batch, make_categorised_batch
 from tests.files import write_csv, write_jsonl
 from tests.staff import staff_client, token_client
 
@@ -31,10 +29,8 @@ HEADER = ["item_id", "query_id", "query", "category", "subcategory", "response_i
 
 def labelled_batch(taxonomy=TAXONOMY, workers=2, **kwargs):
     batch = make_categorised_batch(taxonomy, per_item=workers, **kwargs)
-    for worker in range(workers):
-        participation = make_participant(batch, f"{batch.slug}-w{worker}")
-        while (assignment := lease_next_item(batch, participation).assignment) is not None:
-            submit_label(participation.annotator, assignment.pk, 1 + worker, 900)
+    ids = [f"{batch.slug}-w{worker}" for worker in range(workers)]
+    label_every_item(batch, ids, lambda item, worker: 1 + worker, lambda worker: 900)
     return batch
 
 

@@ -18,13 +18,11 @@ from playwright.sync_api import Page, expect
 
 from analysis.models import Score, ScoreSource
 from annotation.models import Item
-from annotation.services.labelling import submit_label
-from annotation.services.leasing import lease_next_item
 from core.jobs.queue import start_job
 from tests.browser.accessibility import assert_no_axe_violations
 from tests.browser.conftest import PHONE, WIDE
 from tests.browser.staff_login import log_in
-from tests.factories import make_batch, make_participant
+from tests.factories import label_every_item, make_batch
 from tests.staff import staff_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -56,15 +54,12 @@ def study(db, admin_user):
     rng = np.random.default_rng(3)
     batch = make_batch(n_items=12, per_item=3, slug=SLUG)
     quality = rng.normal(3, 1, 12)
-    for worker in range(5):
-        participation = make_participant(batch, f"a11y-worker-with-a-long-platform-id-{worker}")
-        while True:
-            outcome = lease_next_item(batch, participation)
-            if outcome.assignment is None:
-                break
-            position = outcome.assignment.item.position
-            value = int(np.clip(np.round(quality[position] + rng.normal(0, 0.8)), 1, 5))
-            submit_label(participation.annotator, outcome.assignment.pk, value, 4_000 + worker)
+
+    def value_of(item, worker) -> int:
+        return int(np.clip(np.round(quality[item.position] + rng.normal(0, 0.8)), 1, 5))
+
+    workers = [f"a11y-worker-with-a-long-platform-id-{worker}" for worker in range(5)]
+    label_every_item(batch, workers, value_of, lambda worker: 4_000 + worker)
     items = list(Item.objects.filter(batch=batch).order_by("position").select_related("response"))
     # three models, so that the report's model rankings (and their figure) are drawn
     for position, item in enumerate(items):

@@ -11,8 +11,6 @@ from playwright.sync_api import Page, expect
 
 from analysis.presentation import fmt
 from annotation.services.batches import change_state
-from annotation.services.labelling import submit_label
-from annotation.services.leasing import lease_next_item
 from core.models import Job
 from diversity.genie.models import GenieSet
 from diversity.genie.services.batches import create_similarity_batch
@@ -21,8 +19,7 @@ from tests.browser.conftest import PHONE, WIDE
 from tests.browser.staff_login import log_in
 from tests.diversity import genie_native_set as genie_native
 from tests.diversity import genie_set as hand
-from tests.diversity.genie_set import HUMAN_LABELS
-from tests.factories import make_participant
+from tests.diversity.genie_set import label_as_the_people_did
 from tests.staff import staff_user
 
 pytestmark = [
@@ -41,13 +38,7 @@ def researcher(db):
 
 def label_the_set_batch() -> None:
     batch = create_similarity_batch(GenieSet.objects.get(name="hand"), "hand-people", per_item=3)
-    batch = change_state(batch, "live")
-    for worker in range(3):
-        participation = make_participant(batch, f"judge-{worker}")
-        while (outcome := lease_next_item(batch, participation)).assignment is not None:
-            meta = outcome.assignment.item.metadata
-            labels = HUMAN_LABELS[(meta["question_id"], meta["document_id"], meta["population_id"])]
-            submit_label(participation.annotator, outcome.assignment.pk, labels[worker])
+    label_as_the_people_did(change_state(batch, "live"))
 
 
 def test_researcher_imports_and_reads_a_genie_set(

@@ -15,8 +15,6 @@ from annotation.models import Batch, BatchState, Item, Label, LabelStatus
 from annotation.services.batches import change_state, create_batch
 from annotation.services.exports.card import data_card
 from annotation.services.importing import import_items
-from annotation.services.labelling import submit_label
-from annotation.services.leasing import lease_next_item
 from core.errors import InvalidInput
 from diversity.corpora.models import CorpusResponse, CorpusSelection
 from diversity.corpora.services import batches
@@ -28,7 +26,7 @@ from diversity.corpora.services.analyses import (
 from diversity.corpora.services.batches import make_batch, select_items
 from diversity.corpora.services.imports import import_corpus
 from tests.corpora.analysis_corpora import make_corpus, random_rows, run_analysis
-from tests.factories import make_participant
+from tests.factories import label_every_item
 from tests.files import write_jsonl
 from tests.staff import staff_client, token_client
 
@@ -37,13 +35,8 @@ pytestmark = pytest.mark.django_db
 
 def label_all(batch, workers: int, value_of) -> None:
     batch = change_state(batch, BatchState.LIVE)
-    for worker in range(workers):
-        participation = make_participant(batch, f"{batch.slug}-w{worker}")
-        while (outcome := lease_next_item(batch, participation)).assignment is not None:
-            item = outcome.assignment.item
-            submit_label(
-                participation.annotator, outcome.assignment.pk, value_of(item, worker), 1500
-            )
+    ids = [f"{batch.slug}-w{worker}" for worker in range(workers)]
+    label_every_item(batch, ids, value_of, lambda worker: 1500)
 
 
 # --------------------------------------------------------------------------- the rules

@@ -20,6 +20,7 @@ Per feature: Plot = (4/9 + 2/3) / 2 = 5/9 over 2 documents; Setting = 1/2 over 1
 import io
 import json
 
+from tests.factories import label_every_item
 from tests.files import named_upload
 
 FEATURES = {"q1": "Plot", "q2": "Plot", "q3": "Setting"}
@@ -88,3 +89,14 @@ HUMAN_LABELS = {
     ("q3", "d2", "e1"): [1, 2, 1],
     ("q3", "d2", "e2"): [3, 4, 4],
 }
+
+
+def human_label(item, worker: int) -> int:
+    """The label person ``worker`` (0, 1 or 2) gives the similarity item of a pair."""
+    meta = item.metadata
+    return HUMAN_LABELS[(meta["question_id"], meta["document_id"], meta["population_id"])][worker]
+
+
+def label_as_the_people_did(batch) -> None:
+    """The three people (``judge-0`` to ``judge-2``) label the set's similarity batch."""
+    label_every_item(batch, [f"judge-{worker}" for worker in range(3)], human_label)

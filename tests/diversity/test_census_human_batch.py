@@ -32,13 +32,11 @@ from django.core.management.base import CommandError
 from annotation.models import Item
 from annotation.services.batches import change_state, create_batch
 from annotation.services.importing import import_items
-from annotation.services.labelling import submit_label
-from annotation.services.leasing import lease_next_item
 from core.errors import InvalidInput
 from diversity.census.services.analyses import analyse_census, human_batch_of
 from diversity.census.services.imports import CensusUpload, import_census
 from tests.diversity.census_files import TREE_NORM, norms_file, transcript
-from tests.factories import make_participant
+from tests.factories import label_every_item
 from tests.staff import staff_client, token_client
 
 pytestmark = pytest.mark.django_db
@@ -87,11 +85,8 @@ def human_batch():
     # an item that names its census category in its metadata only
     Item.objects.filter(batch=batch, item_id="color").update(metadata={"category": "color"})
     batch = change_state(batch, "live")
-    for worker in range(4):
-        participation = make_participant(batch, f"person-{worker}")
-        while (outcome := lease_next_item(batch, participation)).assignment is not None:
-            item_id = outcome.assignment.item.item_id
-            submit_label(participation.annotator, outcome.assignment.pk, ANSWERS[item_id][worker])
+    people = [f"person-{worker}" for worker in range(4)]
+    label_every_item(batch, people, lambda item, worker: ANSWERS[item.item_id][worker])
     return batch
 
 

@@ -14,13 +14,11 @@ from scipy.stats import spearmanr
 from analysis.stats.agreement import krippendorff_alpha
 from annotation.models import Batch
 from annotation.services.batches import change_state
-from annotation.services.labelling import submit_label
-from annotation.services.leasing import lease_next_item
 from diversity.genie.models import GenieSet
 from diversity.genie.services.imports import import_genie
 from tests.diversity import genie_set as hand
 from tests.diversity.genie_set import HUMAN_LABELS
-from tests.factories import make_batch, make_participant
+from tests.factories import make_batch
 from tests.staff import staff_client
 
 pytestmark = pytest.mark.django_db
@@ -43,12 +41,7 @@ def labelled():
     import_genie("hand", hand.upload(hand.jsonl()), filename="judgments.jsonl")
     call_command("genie_batch", "hand", "people-sim", "--per-item", "3")
     batch = change_state(Batch.objects.get(slug="people-sim"), "live")
-    for worker in range(3):
-        participation = make_participant(batch, f"judge-{worker}")
-        while (outcome := lease_next_item(batch, participation)).assignment is not None:
-            meta = outcome.assignment.item.metadata
-            labels = HUMAN_LABELS[(meta["question_id"], meta["document_id"], meta["population_id"])]
-            submit_label(participation.annotator, outcome.assignment.pk, labels[worker])
+    hand.label_as_the_people_did(batch)
     return batch
 
 
