@@ -1,8 +1,11 @@
 """The real HTTP paths the kind tests go through: a worker's entry, lease and answer (the
 crowdworker JSON API with its CSRF header), and a staff client's exports."""
 
+import io
 import json
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from django.test import Client
 
 from tests import staff
@@ -53,6 +56,14 @@ def export(client: Client, batch, layout: str, fmt: str) -> bytes:
     response = client.get(f"/api/v1/batches/{batch.slug}/export", {"layout": layout, "format": fmt})
     assert response.status_code == 200, response.content
     return b"".join(response.streaming_content)
+
+
+def parquet_export(client: Client, batch, layout: str) -> pa.Table:
+    return pq.read_table(io.BytesIO(export(client, batch, layout, "parquet")))
+
+
+def column_types(table: pa.Table) -> dict[str, str]:
+    return {field.name: str(field.type) for field in table.schema}
 
 
 def jsonl(data: bytes) -> list[dict]:

@@ -3,7 +3,6 @@ through the real HTTP API, normalisers and failed cells, exports and the data ca
 
 import io
 
-import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -16,6 +15,7 @@ from annotation.services.batches import create_batch, update_batch
 from annotation.services.importing import import_items
 from core.errors import InvalidInput
 from core.tabular import ImportRejected
+from tests.annotation.kinds import http
 from tests.annotation.kinds.http import answer, answer_as, enter, export, jsonl, lease, staff_client
 from tests.annotation.kinds.studies import items_file, make_study
 
@@ -191,7 +191,7 @@ def test_attention_check_answers_pass_after_normalisation():
 # --------------------------------------------------------------------------- exports
 
 
-def test_exports_long_dense_parquet_and_card(tmp_path):
+def test_exports_long_dense_parquet_and_card():
     batch = make_study("short_text", slug="st-export", n_items=1, per_item=6)
     for worker, text in [
         ("a", "Red"),
@@ -224,18 +224,14 @@ def test_exports_long_dense_parquet_and_card(tmp_path):
     header = export(staff, batch, "dense", "csv").decode().splitlines()[0]
     assert header.endswith("answers,annotators,n,distinct_answers,distinct_counts")
 
-    path = tmp_path / "dense.parquet"
-    path.write_bytes(export(staff, batch, "dense", "parquet"))
-    table = pq.read_table(path)
-    types = {field.name: str(field.type) for field in table.schema}
+    table = http.parquet_export(staff, batch, "dense")
+    types = http.column_types(table)
     assert types["answers"] == "list<element: string>"
     assert types["distinct_answers"] == "list<element: string>"
     assert types["distinct_counts"] == "list<element: int64>"
     assert types["n"] == "int64"
     assert table.column("distinct_counts").to_pylist() == [[2, 2, 1]]
-    long_path = tmp_path / "long.parquet"
-    long_path.write_bytes(export(staff, batch, "long", "parquet"))
-    long_types = {f.name: str(f.type) for f in pq.read_table(long_path).schema}
+    long_types = http.column_types(http.parquet_export(staff, batch, "long"))
     assert long_types["text"] == "string" and long_types["answer"] == "string"
 
     card = export(staff, batch, "card", "md").decode()

@@ -4,7 +4,6 @@ the metadata), the 1–4 scale through the real HTTP API, exports and the data c
 import io
 import json
 
-import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 
@@ -12,6 +11,7 @@ from annotation.models import Batch, Item, Label
 from annotation.services.batches import create_batch
 from annotation.services.importing import import_items
 from core.tabular import ImportRejected
+from tests.annotation.kinds import http
 from tests.annotation.kinds.http import (
     answer,
     answer_as,
@@ -126,7 +126,7 @@ def test_scale_is_1_to_4_and_a_retry_is_idempotent():
     assert (label.kind, label.value, label.text, label.status) == ("similarity", 3, None, "counted")
 
 
-def test_exports_and_card(tmp_path):
+def test_exports_and_card():
     batch = make_study("similarity", slug="sim-export", n_items=1, per_item=3)
     for worker, value in [("a", 4), ("b", 2), ("c", 4)]:
         answer_as(batch, worker, value)
@@ -150,9 +150,7 @@ def test_exports_and_card(tmp_path):
     ]
     (dense,) = jsonl(export(staff, batch, "dense", "jsonl"))
     assert (dense["labels"], dense["n"]) == ([4, 2, 4], 3)
-    path = tmp_path / "dense.parquet"
-    path.write_bytes(export(staff, batch, "dense", "parquet"))
-    types = {field.name: str(field.type) for field in pq.read_table(path).schema}
+    types = http.column_types(http.parquet_export(staff, batch, "dense"))
     assert types["labels"] == "list<element: int64>" and types["reference"] == "string"
     card = export(staff, batch, "card", "md").decode()
     assert "- Label set: 1, 2, 3, 4" in card
