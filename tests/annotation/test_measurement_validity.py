@@ -34,6 +34,15 @@ def answer(person, outcome, value, duration=2000):
     return submit_label(person.annotator, outcome.assignment.pk, value, duration)
 
 
+def answer_all(batch, person, value, at_most: int) -> None:
+    """``person`` answers ``value`` to each item handed, until none is (``at_most`` items)."""
+    for _ in range(at_most):
+        outcome = lease(batch, person)
+        if outcome.assignment is None:
+            return
+        answer(person, outcome, value)
+
+
 def as_shown(assignment, canonical: int) -> int:
     """The value a worker picks on the page to mean ``canonical`` (relative to A/B)."""
     return -canonical if assignment.shown_order == "ba" else canonical
@@ -284,11 +293,7 @@ def test_the_exclude_policy_excludes_a_straight_liner():
         flagged_share_to_exclude=0.5,
     )  # fmt: skip
     person = make_participant(batch)
-    for _ in range(12):
-        outcome = lease(batch, person)
-        if outcome.assignment is None:
-            break
-        answer(person, outcome, 5)
+    answer_all(batch, person, 5, at_most=12)
     person.refresh_from_db()
     assert person.status == "excluded" and person.excluded_automatically
     assert "straight-lined" in person.exclusion_reason
@@ -490,11 +495,7 @@ def test_answers_are_exported_in_the_annotators_layout():
 def test_repeats_show_an_earlier_item_and_never_count():
     batch = make_batch(n_items=8, per_item=1, repeat_every=2)
     person = make_participant(batch)
-    for _ in range(20):
-        outcome = lease(batch, person)
-        if outcome.assignment is None:
-            break
-        answer(person, outcome, 4)
+    answer_all(batch, person, 4, at_most=20)
     repeats = Label.objects.filter(annotator=person.annotator, status="repeat")
     assert repeats.exists()
     regular_items = set(
