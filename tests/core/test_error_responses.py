@@ -22,17 +22,19 @@ def api():
     )
 
 
-def _fail_with(monkeypatch, error):
+def _progress_failing_with(api, monkeypatch, error):
+    """A batch's progress asked of the API while the code behind it raises ``error``."""
+    batch = make_batch(n_items=1)
+
     def broken(*args, **kwargs):
         raise error
 
     monkeypatch.setattr("annotation.api.staff.selectors.batch_dashboard", broken)
+    return api.get(f"/api/v1/batches/{batch.slug}/progress")
 
 
 def test_a_bug_on_the_api_is_500_json(api, monkeypatch):
-    batch = make_batch(n_items=1)
-    _fail_with(monkeypatch, RuntimeError("boom"))
-    response = api.get(f"/api/v1/batches/{batch.slug}/progress")
+    response = _progress_failing_with(api, monkeypatch, RuntimeError("boom"))
     assert response.status_code == 500
     assert response["Content-Type"] == "application/json"
     assert response.json() == {
@@ -41,9 +43,8 @@ def test_a_bug_on_the_api_is_500_json(api, monkeypatch):
 
 
 def test_a_database_outage_on_the_api_is_503_with_retry_after(api, monkeypatch):
-    batch = make_batch(n_items=1)
-    _fail_with(monkeypatch, OperationalError("server closed the connection unexpectedly"))
-    response = api.get(f"/api/v1/batches/{batch.slug}/progress")
+    outage = OperationalError("server closed the connection unexpectedly")
+    response = _progress_failing_with(api, monkeypatch, outage)
     assert response.status_code == 503
     assert response["Retry-After"] == "5"
     assert "database is not answering" in response.json()["detail"]
