@@ -15,19 +15,24 @@ from tests.crowd.helpers import hold_lease, label_items, prolific_batch, prolifi
 pytestmark = pytest.mark.django_db
 
 
+def post_signed(client, body: bytes, *, event_id=None, secret=WEBHOOK_SECRET, at=None):
+    """Post ``body`` to the webhook signed with ``secret`` at time ``at`` (now unless given),
+    with an ``X-Event-ID`` header when ``event_id`` is given."""
+    timestamp = str(int(at if at is not None else time.time()))
+    headers = {
+        "X-Prolific-Request-Signature": signature(secret, timestamp, body),
+        "X-Prolific-Request-Timestamp": timestamp,
+    }
+    if event_id is not None:
+        headers["X-Event-ID"] = event_id
+    return client.post(
+        "/hooks/prolific/", data=body, content_type="application/json", headers=headers
+    )
+
+
 def deliver(client, event: dict, *, event_id="evt-1", secret=WEBHOOK_SECRET, at=None):
     body = json.dumps(event).encode()
-    timestamp = str(int(at if at is not None else time.time()))
-    return client.post(
-        "/hooks/prolific/",
-        data=body,
-        content_type="application/json",
-        headers={
-            "X-Prolific-Request-Signature": signature(secret, timestamp, body),
-            "X-Prolific-Request-Timestamp": timestamp,
-            "X-Event-ID": event_id,
-        },
-    )
+    return post_signed(client, body, event_id=event_id, secret=secret, at=at)
 
 
 def status_change(submission_id, pid, status):
@@ -100,16 +105,7 @@ def test_the_webhook_needs_no_csrf_token_and_answers_json_to_anything(prolific):
         == 401
     )
     assert strict.get("/hooks/prolific/").json()["detail"]
-    body, timestamp = b"not json", str(int(time.time()))
-    answer = strict.post(
-        "/hooks/prolific/",
-        data=body,
-        content_type="application/json",
-        headers={
-            "X-Prolific-Request-Signature": signature(WEBHOOK_SECRET, timestamp, body),
-            "X-Prolific-Request-Timestamp": timestamp,
-        },
-    )
+    answer = post_signed(strict, b"not json")
     assert answer.status_code == 400 and answer["Content-Type"] == "application/json"
 
 
