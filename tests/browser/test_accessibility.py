@@ -21,6 +21,7 @@ from annotation.models import Item
 from core.jobs.queue import start_job
 from tests.browser.accessibility import assert_no_axe_violations
 from tests.browser.conftest import PHONE, WIDE
+from tests.browser.pages import assert_fits_a_phone, watched_page
 from tests.browser.staff_login import log_in
 from tests.factories import label_every_item, make_batch
 from tests.staff import staff_user
@@ -75,11 +76,17 @@ def study(db, admin_user):
     return batch
 
 
-def upload(page: Page, name: str, content: bytes) -> None:
+def upload(page: Page, name: str, content: bytes, answer: str, says: str):
+    """Upload an items file on the batch page; the box ``answer`` says ``says`` and has the
+    focus. Returns that box."""
     page.get_by_label("Items file").set_input_files(
         files=[{"name": name, "mimeType": "application/octet-stream", "buffer": content}]
     )
     page.get_by_role("button", name="Upload", exact=True).click()
+    box = page.locator(answer)
+    expect(box).to_contain_text(says)
+    expect(box).to_be_focused()
+    return box
 
 
 def check(page: Page, artifacts, name: str, viewport: dict) -> None:
@@ -88,8 +95,7 @@ def check(page: Page, artifacts, name: str, viewport: dict) -> None:
     page.wait_for_load_state("load")
     assert_no_axe_violations(page, name=f"{name} ({label})")
     if viewport is PHONE:
-        width = page.evaluate("() => document.documentElement.scrollWidth")
-        assert width <= PHONE["width"], f"{name} scrolls sideways on a phone ({width}px)"
+        assert_fits_a_phone(page, name)
     page.screenshot(path=artifacts / f"a11y-{name}-{label}.png", full_page=True)
 
 
@@ -97,14 +103,9 @@ def check(page: Page, artifacts, name: str, viewport: dict) -> None:
 def test_staff_pages_have_no_axe_violations(
     browser, live_server, admin_user, study, artifacts, viewport
 ):  # fmt: skip
-    context = browser.new_context(viewport=viewport)
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    script_errors: list[str] = []
-    page.on("pageerror", lambda error: script_errors.append(str(error)))
-    page.on("dialog", lambda dialog: dialog.accept())
-    base = live_server.url
-    try:
+    with watched_page(browser, viewport) as (page, script_errors):
+        page.on("dialog", lambda dialog: dialog.accept())
+        base = live_server.url
         page.goto(f"{base}/accounts/login/")
         check(page, artifacts, "login", viewport)
         log_in(page, live_server, admin_user)
@@ -113,10 +114,8 @@ def test_staff_pages_have_no_axe_violations(
         check(page, artifacts, "new-batch", viewport)
 
         page.goto(f"{base}/manage/{SLUG}/")
-        upload(page, "bad-items.jsonl", BAD_FILE)
-        rejected = page.locator("#upload-problems")
-        expect(rejected).to_contain_text("bad-items.jsonl was rejected; nothing was imported")
-        expect(rejected).to_be_focused()
+        refusal = "bad-items.jsonl was rejected; nothing was imported"
+        rejected = upload(page, "bad-items.jsonl", BAD_FILE, "#upload-problems", refusal)
         first = page.evaluate(
             "() => document.querySelector('main .status, main .card').id"
         )  # the first box of the page
@@ -125,10 +124,8 @@ def test_staff_pages_have_no_axe_violations(
         check(page, artifacts, "batch-upload-rejected", viewport)
 
         page.goto(f"{base}/manage/{SLUG}/")
-        upload(page, "more-items.jsonl", GOOD_FILE)
-        accepted = page.locator(".messages")
-        expect(accepted).to_contain_text("Imported 1 items from more-items.jsonl")
-        expect(accepted).to_be_focused()
+        imported = "Imported 1 items from more-items.jsonl"
+        upload(page, "more-items.jsonl", GOOD_FILE, ".messages", imported)
         check(page, artifacts, "batch-upload-accepted", viewport)
 
         page.goto(f"{base}/manage/{SLUG}/annotators")
@@ -174,6 +171,4 @@ def test_staff_pages_have_no_axe_violations(
         expect(page.locator(".opblock-body")).to_have_count(2)
         expect(page.locator(".highlight-code").first).to_be_visible()
         assert_no_axe_violations(page, name=f"api-docs opened ({label})")
-    finally:
-        context.close()
     assert script_errors == []

@@ -10,6 +10,7 @@ from tests.analysis.test_bundle_report_page import rate_bundles
 from tests.analysis.test_report_page import run_job_now
 from tests.annotation.bundled import bundled_batch
 from tests.browser.conftest import PHONE, WIDE
+from tests.browser.pages import watched_page
 from tests.browser.staff_login import log_in
 from tests.browser.test_accessibility import check
 from tests.staff import staff_user
@@ -39,12 +40,7 @@ def bundled_study(db):
 def test_a_bundled_report_page_has_no_axe_violations(
     browser, live_server, bundled_study, artifacts, viewport
 ):  # fmt: skip
-    context = browser.new_context(viewport=viewport)
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    script_errors: list[str] = []
-    page.on("pageerror", lambda error: script_errors.append(str(error)))
-    try:
+    with watched_page(browser, viewport) as (page, script_errors):
         log_in(page, live_server, staff_user("researcher", "rhea"))
         page.goto(f"{live_server.url}/manage/{bundled_study.slug}/report")
         for name, section in SECTIONS.items():
@@ -65,6 +61,4 @@ def test_a_bundled_report_page_has_no_axe_violations(
         assert known == sorted(known, reverse=True) and len(known) >= 2
         assert all(values[: len(known)]) and not any(values[len(known) :])
         check(page, artifacts, "bundle-report-sorted", viewport)
-    finally:
-        context.close()
     assert script_errors == []

@@ -11,6 +11,7 @@ from playwright.sync_api import Page, expect
 from core.models import Job
 from diversity.census.models import Census
 from tests.browser.accessibility import assert_no_axe_violations
+from tests.browser.pages import assert_charts_drawn
 from tests.browser.staff_login import log_in
 from tests.staff import staff_user
 
@@ -66,11 +67,7 @@ def test_researcher_imports_analyses_and_reads_the_census(
     expect(computed.locator("td").nth(1)).to_have_text("0.618")
 
     # The charts: inline SVG with a real size, their words as text.
-    charts = page.locator("svg.chart")
-    expect(charts).to_have_count(3)
-    for index in range(3):
-        box = charts.nth(index).bounding_box()
-        assert box and box["width"] > 300 and box["height"] > 200, box
+    assert_charts_drawn(page, 3)
     expect(page.locator("#chart-ranking svg text", has_text="claude-sonnet-5")).to_have_count(1)
     expect(page.locator("#chart-scatter svg text", has_text="self-distinctness")).not_to_have_count(
         0

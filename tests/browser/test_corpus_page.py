@@ -18,6 +18,7 @@ from diversity.corpora.services.embedding_jobs import JOB_KIND as EMBEDDINGS_JOB
 from diversity.corpora.services.embedding_jobs import save_embeddings_upload
 from diversity.corpora.services.local_embedding import local_model_available
 from tests.browser.accessibility import assert_no_axe_violations
+from tests.browser.pages import assert_charts_drawn
 from tests.browser.staff_login import log_in
 from tests.corpora.analysis_corpora import make_corpus, npy_file, random_rows, responses_file
 from tests.staff import staff_user
@@ -55,11 +56,7 @@ def test_researcher_analyses_a_corpus_and_drills_into_a_query(
     assert job.params["bootstrap"] == 200
 
     # The charts: inline SVG with a real size, their words as text.
-    charts = page.locator("svg.chart")
-    expect(charts).to_have_count(3)
-    for index in range(3):
-        box = charts.nth(index).bounding_box()
-        assert box and box["width"] > 300 and box["height"] > 200, box
+    assert_charts_drawn(page, 3)
     expect(page.locator("#chart-heatmap svg text", has_text="model-a")).not_to_have_count(0)
     expect(page.locator("#chart-top-n svg text", has_text="nearest neighbours")).to_have_count(1)
     expect(page.locator("#models-table tbody tr")).to_have_count(4)

@@ -16,6 +16,7 @@ from diversity.genie.models import GenieSet
 from diversity.genie.services.batches import create_similarity_batch
 from tests.browser.accessibility import assert_no_axe_violations
 from tests.browser.conftest import PHONE, WIDE
+from tests.browser.pages import assert_charts_drawn, assert_fits_a_phone, watched_page
 from tests.browser.staff_login import log_in
 from tests.diversity import genie_native_set as genie_native
 from tests.diversity import genie_set as hand
@@ -65,11 +66,7 @@ def test_researcher_imports_and_reads_a_genie_set(
     assert job.state == Job.State.SUCCEEDED and job.params["bootstrap"] == 500
 
     expect(page.locator("#human-source")).to_contain_text("batch hand-people")
-    charts = page.locator("svg.chart")
-    expect(charts).to_have_count(3)
-    for index in range(3):
-        box = charts.nth(index).bounding_box()
-        assert box and box["width"] > 300 and box["height"] > 150, box
+    assert_charts_drawn(page, 3, min_height=150)
     expect(page.locator("#chart-profiles-llm svg text", has_text="p1/d1")).to_have_count(1)
     expect(page.locator("#chart-features svg text", has_text="human judgments")).to_have_count(1)
     plot = page.locator("#features-table tr[data-source='llm'][data-feature='Plot']")
@@ -97,12 +94,7 @@ def test_researcher_picks_two_methods_to_compare(
     path.write_text(genie_native.jsonl(records), "utf-8")
     call_command("import_genie", "methods", str(path))
     call_command("analyze_genie", "methods", "--bootstrap", "200")
-    context = browser.new_context(viewport=viewport)
-    context.set_default_timeout(EXPECT_TIMEOUT_MS)
-    page = context.new_page()
-    script_errors: list[str] = []
-    page.on("pageerror", lambda error: script_errors.append(str(error)))
-    try:
+    with watched_page(browser, viewport, EXPECT_TIMEOUT_MS) as (page, script_errors):
         log_in(page, live_server, researcher, "/manage/genie/methods/")
         form = page.locator("#compare form")
         form.get_by_label("Judgments").select_option("llm")
@@ -120,8 +112,7 @@ def test_researcher_picks_two_methods_to_compare(
         expect(page.locator("#chosen-chart svg")).to_have_count(1)
         assert_no_axe_violations(page, name="genie compare")
         if viewport is PHONE:
-            width = page.evaluate("() => document.documentElement.scrollWidth")
-            assert width <= PHONE["width"], f"the Genie page scrolls sideways ({width}px)"
+            assert_fits_a_phone(page, "the Genie page")
 
         form = page.locator("#compare form")
         form.get_by_label("First").select_option("model:llama-3")
@@ -131,8 +122,6 @@ def test_researcher_picks_two_methods_to_compare(
         expect(page.locator("#chosen-comparison")).to_have_count(0)
         assert_no_axe_violations(page, name="genie compare refused")
         page.screenshot(path=artifacts / f"genie-compare-{viewport['width']}.png", full_page=True)
-    finally:
-        context.close()
     assert script_errors == []
 
 

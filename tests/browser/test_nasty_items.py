@@ -28,6 +28,7 @@ from playwright.sync_api import Page, expect
 from annotation.models import Annotator, Label
 from tests.browser.conftest import PHONE, WIDE
 from tests.browser.nasty_items import NASTY_TEXTS, PAIRS, make_nasty_study
+from tests.browser.pages import watched_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -230,12 +231,7 @@ def test_nasty_items_by_keyboard_only(browser, live_server, artifacts, kind, vie
     n_items = len(NASTY_TEXTS) if kind == "absolute" else len(PAIRS)
     keys = [key if kind != "similarity" or key != "5" else "4" for key in KEYS[:n_items]]
 
-    context = browser.new_context(viewport=viewport)
-    context.set_default_timeout(8_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
+    with watched_page(browser, viewport, 8_000) as (page, errors):
         page.goto(
             f"{live_server.url}/work/{batch.slug}/?PROLIFIC_PID=newcomer&STUDY_ID=s&SESSION_ID=x"
         )
@@ -271,8 +267,6 @@ def test_nasty_items_by_keyboard_only(browser, live_server, artifacts, kind, vie
         page.screenshot(path=where_to / f"{kind}-{size}-done.png")
         assert page.evaluate("() => window.__saves") == n_items
         assert not errors, errors
-    finally:
-        context.close()
 
     annotator = Annotator.objects.get(platform="prolific", platform_id="newcomer")
     labels = list(Label.objects.filter(annotator=annotator).order_by("submitted_at", "pk"))

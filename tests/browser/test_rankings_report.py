@@ -16,6 +16,7 @@ from tests.analysis.test_rankings_end_to_end import name_models
 from tests.analysis.test_report_page import run_job_now
 from tests.browser.accessibility import assert_no_axe_violations
 from tests.browser.conftest import PHONE, WIDE
+from tests.browser.pages import assert_fits_a_phone, watched_page
 from tests.browser.staff_login import log_in
 from tests.factories import make_categorised_batch
 from tests.files import write_jsonl
@@ -51,12 +52,7 @@ def test_rankings_by_category_and_the_review_list_read_well(
     browser, live_server, analysed, artifacts, viewport
 ):
     researcher = staff_user("researcher", f"rankings-{viewport['width']}")
-    context = browser.new_context(viewport=viewport)
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    script_errors: list[str] = []
-    page.on("pageerror", lambda error: script_errors.append(str(error)))
-    try:
+    with watched_page(browser, viewport) as (page, script_errors):
         log_in(page, live_server, researcher, "/manage/ranked/report")
         table = page.locator("#category-rankings")
         expect(table.locator("tbody tr")).to_have_count(2)  # chat, code
@@ -66,9 +62,6 @@ def test_rankings_by_category_and_the_review_list_read_well(
         expect(page.locator("#competence tr[data-review='1']")).to_have_count(2)
         assert_no_axe_violations(page, name=f"rankings report {viewport['width']}")
         if viewport is PHONE:
-            width = page.evaluate("() => document.documentElement.scrollWidth")
-            assert width <= PHONE["width"], f"the report scrolls sideways ({width}px)"
+            assert_fits_a_phone(page, "the report")
         page.screenshot(path=artifacts / f"rankings-report-{viewport['width']}.png", full_page=True)
-    finally:
-        context.close()
     assert script_errors == []
