@@ -27,6 +27,13 @@ CHROMIUM_ARGS = [
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 WIDE = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
+# A browser test whose pages start jobs: the live server's threads must see its rows (so
+# they are committed), and the jobs write their files in the test's own folder.
+JOB_PAGE_MARKS = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("private_job_files"),
+]
 
 
 @pytest.fixture(scope="session")

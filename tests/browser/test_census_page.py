@@ -11,15 +11,12 @@ from playwright.sync_api import Page, expect
 from core.models import Job
 from diversity.census.models import Census
 from tests.browser.accessibility import assert_no_axe_violations
+from tests.browser.conftest import JOB_PAGE_MARKS
 from tests.browser.pages import assert_charts_drawn
 from tests.browser.staff_login import log_in
 from tests.staff import staff_user
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("private_job_files"),
-]
+pytestmark = JOB_PAGE_MARKS
 
 EXPECT_TIMEOUT_MS = 20_000
 

@@ -18,6 +18,7 @@ from diversity.corpora.services.embedding_jobs import JOB_KIND as EMBEDDINGS_JOB
 from diversity.corpora.services.embedding_jobs import save_embeddings_upload
 from diversity.corpora.services.local_embedding import local_model_available
 from tests.browser.accessibility import assert_no_axe_violations
+from tests.browser.conftest import JOB_PAGE_MARKS
 from tests.browser.pages import assert_charts_drawn
 from tests.browser.staff_login import log_in
 from tests.corpora.analysis_corpora import make_corpus, npy_file, random_rows, responses_file
@@ -25,11 +26,7 @@ from tests.staff import staff_user
 
 EXPECT_TIMEOUT_MS = 20_000
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("private_job_files"),
-]
+pytestmark = JOB_PAGE_MARKS
 
 
 @pytest.fixture

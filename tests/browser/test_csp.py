@@ -11,19 +11,15 @@ failure lists the templates that still carry one.
 import re
 from pathlib import Path
 
-import pytest
 from django.contrib.auth import get_user_model
 from django.utils.timezone import now
 from playwright.sync_api import Page, expect
 
 from core.models import Job
+from tests.browser.conftest import JOB_PAGE_MARKS
 from tests.factories import make_batch
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("private_job_files"),
-]
+pytestmark = JOB_PAGE_MARKS
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 INLINE_STYLE = re.compile(r"""\sstyle\s*=\s*["']""")

@@ -4,19 +4,15 @@ then the zip downloads, and later downloads are plain links to the stored file."
 
 import zipfile
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.analysis.test_report_page import add_sources, analysed_batch
 from tests.browser.accessibility import assert_no_axe_violations
+from tests.browser.conftest import JOB_PAGE_MARKS
 from tests.browser.staff_login import log_in
 from tests.staff import staff_user
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("private_job_files"),
-]
+pytestmark = JOB_PAGE_MARKS
 
 
 def test_drawing_the_figures_again_shows_progress_then_downloads(page: Page, live_server):

@@ -15,7 +15,7 @@ from core.models import Job
 from diversity.genie.models import GenieSet
 from diversity.genie.services.batches import create_similarity_batch
 from tests.browser.accessibility import assert_no_axe_violations
-from tests.browser.conftest import PHONE, WIDE
+from tests.browser.conftest import JOB_PAGE_MARKS, PHONE, WIDE
 from tests.browser.pages import assert_charts_drawn, assert_fits_a_phone, watched_page
 from tests.browser.staff_login import log_in
 from tests.diversity import genie_native_set as genie_native
@@ -23,11 +23,7 @@ from tests.diversity import genie_set as hand
 from tests.diversity.genie_set import label_as_the_people_did
 from tests.staff import staff_user
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("private_job_files"),
-]
+pytestmark = JOB_PAGE_MARKS
 
 EXPECT_TIMEOUT_MS = 20_000
 

@@ -15,18 +15,14 @@ from tests.analysis.test_competence_end_to_end import label_canonically
 from tests.analysis.test_rankings_end_to_end import name_models
 from tests.analysis.test_report_page import run_job_now
 from tests.browser.accessibility import assert_no_axe_violations
-from tests.browser.conftest import PHONE, WIDE
+from tests.browser.conftest import JOB_PAGE_MARKS, PHONE, WIDE
 from tests.browser.pages import assert_fits_a_phone, watched_page
 from tests.browser.staff_login import log_in
 from tests.factories import make_categorised_batch
 from tests.files import write_jsonl
 from tests.staff import staff_user
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("private_job_files"),
-]
+pytestmark = JOB_PAGE_MARKS
 
 
 @pytest.fixture
