@@ -130,27 +130,41 @@ def _play(fault_stack, tmp_path, slug: str, fault) -> Crowd:
     return Crowd(batch, reports, worker_ids, drained_at, observed, seed, fault_stack)
 
 
+def _outage(stop, start, observe):
+    """A fault for ``_play``: ``stop`` a service, ``observe`` the app while it is away, let
+    the crowd work on without it for two seconds more, then ``start`` it again (also when
+    observing failed); the fault returns what was observed."""
+
+    def fault():
+        stop()
+        try:
+            observed = observe()
+            time.sleep(2)
+        finally:
+            start()
+        return observed
+
+    return fault
+
+
 def test_crowd_survives_a_database_restart(stack_db, tmp_path):
     fault_stack = stack_db
     token = {"Authorization": f"Token {_researcher_token()}"}
 
-    def restart_postgres():
-        fault_stack.postgres.stop("fast")
-        try:
-            # while it is down the app says so: 503 with Retry-After, JSON on the API (a
-            # request may first wait DATABASE_POOL_TIMEOUT for a connection)
-            health = http_get(fault_stack.proxy_port, "/healthz", timeout=OUTAGE_ANSWER_S)
-            entry = http_get(
-                fault_stack.proxy_port, "/work/fault-pg/?worker=newcomer", timeout=OUTAGE_ANSWER_S
-            )
-            api = http_get(
-                fault_stack.proxy_port, "/api/v1/batches/", timeout=OUTAGE_ANSWER_S, headers=token
-            )
-            time.sleep(2)
-        finally:
-            fault_stack.postgres.start()
+    def while_down():
+        # while it is down the app says so: 503 with Retry-After, JSON on the API (a
+        # request may first wait DATABASE_POOL_TIMEOUT for a connection)
+        health = http_get(fault_stack.proxy_port, "/healthz", timeout=OUTAGE_ANSWER_S)
+        entry = http_get(
+            fault_stack.proxy_port, "/work/fault-pg/?worker=newcomer", timeout=OUTAGE_ANSWER_S
+        )
+        api = http_get(
+            fault_stack.proxy_port, "/api/v1/batches/", timeout=OUTAGE_ANSWER_S, headers=token
+        )
         return health, entry, api
 
+    postgres = fault_stack.postgres
+    restart_postgres = _outage(lambda: postgres.stop("fast"), postgres.start, while_down)
     crowd = _play(fault_stack, tmp_path, "fault-pg", restart_postgres)
     [(health, entry, api)] = crowd.observed
     assert health[0] == 503 and json.loads(health[2])["database"].startswith("unavailable")
@@ -189,27 +203,23 @@ def test_crowd_and_jobs_survive_a_redis_outage(stack_db, tmp_path):
     fault_stack = stack_db
     token = _researcher_token()
 
-    def stop_redis():
-        fault_stack.redis.stop()
-        try:
-            # /healthz says what its process last saw, and asks again in the background
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:
-                health = http_get(fault_stack.proxy_port, "/healthz", timeout=1)
-                if json.loads(health[2])["broker"].startswith("unavailable"):
-                    break
-                time.sleep(0.2)
-            ready = http_get(fault_stack.proxy_port, "/readyz")
-            export = _post(
-                f"{fault_stack.url}/api/v1/batches/fault-redis/export-jobs",
-                token,
-                {"layout": "long", "format": "csv"},
-            )
-            time.sleep(2)
-        finally:
-            fault_stack.redis.start()
+    def while_away():
+        # /healthz says what its process last saw, and asks again in the background
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            health = http_get(fault_stack.proxy_port, "/healthz", timeout=1)
+            if json.loads(health[2])["broker"].startswith("unavailable"):
+                break
+            time.sleep(0.2)
+        ready = http_get(fault_stack.proxy_port, "/readyz")
+        export = _post(
+            f"{fault_stack.url}/api/v1/batches/fault-redis/export-jobs",
+            token,
+            {"layout": "long", "format": "csv"},
+        )
         return health, ready, export
 
+    stop_redis = _outage(fault_stack.redis.stop, fault_stack.redis.start, while_away)
     crowd = _play(fault_stack, tmp_path, "fault-redis", stop_redis)
     [(health, ready, export)] = crowd.observed
     assert health[0] == 200
