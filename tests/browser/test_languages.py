@@ -151,24 +151,28 @@ QUESTIONS = [
      "options": ["yes", "no"]},
     {"id": "age", "text": "Your age in years", "type": "number", "min": 18, "max": 99},
 ]  # fmt: skip
+
+
+def translation(language: str, instructions: str, native: str, yes_no: list, age: str) -> dict:
+    """A batch's texts in ``language``: its consent, instructions and QUESTIONS."""
+    questions = [{"id": "native", "text": native, "options": yes_no}, {"id": "age", "text": age}]
+    return {
+        "consent_text": CONSENT[language],
+        "instructions": instructions,
+        "questionnaire": questions,
+    }
+
+
 TRANSLATED = {
-    "ja": {
-        "consent_text": CONSENT["ja"],
-        "instructions": "両方の回答を最後まで読んでから選んでください。",
-        "questionnaire": [
-            {"id": "native", "text": "英語は第一言語ですか？", "options": ["はい", "いいえ"]},
-            {"id": "age", "text": "年齢"},
-        ],
-    },
-    "ar": {
-        "consent_text": CONSENT["ar"],
-        "instructions": "اقرأ الإجابتين حتى النهاية قبل أن تختار.",
-        "questionnaire": [
-            {"id": "native", "text": "هل الإنجليزية لغتك الأولى؟", "options": ["نعم", "لا"]},
-            {"id": "age", "text": "عمرك بالسنوات"},
-        ],
-    },
-}
+    "ja": translation(
+        "ja", "両方の回答を最後まで読んでから選んでください。",
+        "英語は第一言語ですか？", ["はい", "いいえ"], "年齢",
+    ),
+    "ar": translation(
+        "ar", "اقرأ الإجابتين حتى النهاية قبل أن تختار.",
+        "هل الإنجليزية لغتك الأولى؟", ["نعم", "لا"], "عمرك بالسنوات",
+    ),
+}  # fmt: skip
 ANSWERS = {"ja": ("いいえ", "年齢", "34"), "ar": ("لا", "عمرك بالسنوات", "29")}
 
 
