@@ -1,7 +1,7 @@
 """Who may analyse: the analysis app's permissions, granted to researchers (and so admins)."""
 
-from core.access import permission_class
-from core.roles import RESEARCHER_GROUP, grant, has_permission
+from core.access import holds, permission_class
+from core.roles import RESEARCHER_GROUP, grant
 
 RESEARCHER_PERMISSIONS = [
     "analysis.analyse_batch",
@@ -17,8 +17,7 @@ def grant_permissions() -> None:
     grant(RESEARCHER_GROUP, *RESEARCHER_PERMISSIONS)
 
 
-def can_analyse(user) -> bool:
-    return has_permission(user, "analysis.analyse_batch")
+can_analyse = holds("analysis.analyse_batch")
 
 
 CanAnalyse = permission_class(can_analyse)

@@ -9,8 +9,8 @@ Granted to the staff roles of ``core.roles`` (from ``AnnotationConfig.ready``):
 Every page and API endpoint asks these ``can_*`` functions (``core.access``).
 """
 
-from core.access import permission_class
-from core.roles import ADMIN_GROUP, RESEARCHER_GROUP, grant, has_permission
+from core.access import holds, permission_class
+from core.roles import ADMIN_GROUP, RESEARCHER_GROUP, grant
 
 RESEARCHER_PERMISSIONS = [
     "annotation.view_batch",
@@ -40,20 +40,10 @@ def grant_permissions() -> None:
     grant(ADMIN_GROUP, *ADMIN_PERMISSIONS)
 
 
-def can_view_batches(user) -> bool:
-    return has_permission(user, "annotation.view_batch")
-
-
-def can_manage_batches(user) -> bool:
-    return has_permission(user, "annotation.change_batch")
-
-
-def can_manage_annotators(user) -> bool:
-    return has_permission(user, "annotation.manage_annotators")
-
-
-def can_export(user) -> bool:
-    return has_permission(user, "annotation.export_batch")
+can_view_batches = holds("annotation.view_batch")
+can_manage_batches = holds("annotation.change_batch")
+can_manage_annotators = holds("annotation.manage_annotators")
+can_export = holds("annotation.export_batch")
 
 
 def abilities(user) -> dict[str, bool]:

@@ -19,6 +19,18 @@ Check = Callable[[object], bool]
 FORBIDDEN_TEMPLATE = "core/forbidden.html"
 
 
+def holds(permission: str) -> Check:
+    """The check that a logged-in staff user holds ``"app_label.codename"``
+    (``core.roles.has_permission``), named after it for the DRF permission built on it."""
+    from core.roles import has_permission
+
+    def check(user) -> bool:
+        return has_permission(user, permission)
+
+    check.__name__ = check.__qualname__ = "holds_" + permission.replace(".", "_")
+    return check
+
+
 def staff_page(check: Check):
     """Login required (→ the login page), then ``check(user)`` or a 403 page."""
 

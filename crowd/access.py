@@ -4,7 +4,8 @@
 * admin — apply reviews, pay bonuses, change places, create HITs (``crowd.act_on_platforms``).
 """
 
-from core.roles import ADMIN_GROUP, RESEARCHER_GROUP, grant, has_permission
+from core.access import holds
+from core.roles import ADMIN_GROUP, RESEARCHER_GROUP, grant
 
 RESEARCHER_PERMISSIONS = ["crowd.view_platformsubmission", "crowd.view_reviewdecision"]
 ADMIN_PERMISSIONS = ["crowd.act_on_platforms", "crowd.view_bonusrun", "crowd.view_platformcall"]
@@ -15,9 +16,5 @@ def grant_permissions() -> None:
     grant(ADMIN_GROUP, *ADMIN_PERMISSIONS)
 
 
-def can_view_review(user) -> bool:
-    return has_permission(user, "crowd.view_platformsubmission")
-
-
-def can_act(user) -> bool:
-    return has_permission(user, "crowd.act_on_platforms")
+can_view_review = holds("crowd.view_platformsubmission")
+can_act = holds("crowd.act_on_platforms")

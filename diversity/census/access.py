@@ -1,7 +1,7 @@
 """Who may use the census pages, API and jobs: researchers (and so admins)."""
 
-from core.access import permission_class
-from core.roles import RESEARCHER_GROUP, grant, has_permission
+from core.access import holds, permission_class
+from core.roles import RESEARCHER_GROUP, grant
 
 RESEARCHER_PERMISSIONS = [
     "census.view_census",
@@ -14,16 +14,9 @@ def grant_permissions() -> None:
     grant(RESEARCHER_GROUP, *RESEARCHER_PERMISSIONS)
 
 
-def can_view_census(user) -> bool:
-    return has_permission(user, "census.view_census")
-
-
-def can_import_census(user) -> bool:
-    return has_permission(user, "census.add_census")
-
-
-def can_analyse_census(user) -> bool:
-    return has_permission(user, "census.analyse_census")
+can_view_census = holds("census.view_census")
+can_import_census = holds("census.add_census")
+can_analyse_census = holds("census.analyse_census")
 
 
 CanImportCensus = permission_class(can_import_census, read_check=can_view_census)

@@ -2,8 +2,8 @@
 from a corpus also needs the right to create batches (admins)."""
 
 from annotation.access import can_manage_batches
-from core.access import permission_class
-from core.roles import RESEARCHER_GROUP, grant, has_permission
+from core.access import holds, permission_class
+from core.roles import RESEARCHER_GROUP, grant
 
 RESEARCHER_PERMISSIONS = [
     "corpora.view_corpus",
@@ -17,21 +17,11 @@ def grant_permissions() -> None:
     grant(RESEARCHER_GROUP, *RESEARCHER_PERMISSIONS)
 
 
-def can_view_corpora(user) -> bool:
-    return has_permission(user, "corpora.view_corpus")
-
-
-def can_import_corpora(user) -> bool:
-    return has_permission(user, "corpora.add_corpus")
-
-
-def can_change_corpora(user) -> bool:
-    """Import or compute a corpus's embeddings."""
-    return has_permission(user, "corpora.change_corpus")
-
-
-def can_analyse_corpora(user) -> bool:
-    return has_permission(user, "corpora.analyse_corpus")
+can_view_corpora = holds("corpora.view_corpus")
+can_import_corpora = holds("corpora.add_corpus")
+# Import or compute a corpus's embeddings.
+can_change_corpora = holds("corpora.change_corpus")
+can_analyse_corpora = holds("corpora.analyse_corpus")
 
 
 def can_make_batches(user) -> bool:

@@ -1,7 +1,7 @@
 """Who may use the Genie pages, API and jobs: researchers (and so admins)."""
 
-from core.access import permission_class
-from core.roles import RESEARCHER_GROUP, grant, has_permission
+from core.access import holds, permission_class
+from core.roles import RESEARCHER_GROUP, grant
 
 RESEARCHER_PERMISSIONS = [
     "genie.view_genieset",
@@ -14,16 +14,9 @@ def grant_permissions() -> None:
     grant(RESEARCHER_GROUP, *RESEARCHER_PERMISSIONS)
 
 
-def can_view_genie(user) -> bool:
-    return has_permission(user, "genie.view_genieset")
-
-
-def can_import_genie(user) -> bool:
-    return has_permission(user, "genie.add_genieset")
-
-
-def can_analyse_genie(user) -> bool:
-    return has_permission(user, "genie.analyse_genie")
+can_view_genie = holds("genie.view_genieset")
+can_import_genie = holds("genie.add_genieset")
+can_analyse_genie = holds("genie.analyse_genie")
 
 
 CanImportGenie = permission_class(can_import_genie, read_check=can_view_genie)
