@@ -14,6 +14,8 @@ Modules
     agreement).
 :mod:`~analysis.stats.correlation`
     Spearman and Pearson with p-values, mid-ranks, the correlation result types.
+:mod:`~analysis.stats.grouped_correlation`
+    Spearman of many groups of pairs at once (each annotator against the crowd).
 :mod:`~analysis.stats.bootstrap`
     seeded bootstrap intervals of many sources on many subsets at once.
 :mod:`~analysis.stats.bootstrap_kernels`

@@ -4,7 +4,8 @@
 Takes the counted labels as parallel arrays (``item_index``, ``annotator_index``, ``value``;
 see :mod:`analysis.stats.per_item`). Krippendorff's alpha is computed from the coincidence
 matrix with one matrix product; each annotator's agreement with the crowd from the
-leave-one-out means of all labels at once.
+leave-one-out means of all labels at once, the Spearman correlations of all annotators from
+one grouped computation.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from analysis.stats.correlation import CorrelationResult, spearman
+from analysis.stats.correlation import CorrelationResult
+from analysis.stats.grouped_correlation import grouped_spearman
 from analysis.stats.per_item import (
     THREE_GROUPS,
     count_matrix,
@@ -222,10 +224,13 @@ def annotator_crowd_agreement(
 ) -> AnnotatorCrowdAgreement:
     """Each annotator's agreement with the crowd (ANALYSIS.md, "Per annotator").
 
-    Spearman (:func:`spearman`) between the annotator's labels and the leave-one-out mean of
-    the other annotators on the same items (:func:`leave_one_out_means`, all labels at once);
-    items with only this annotator's label are dropped. ``None`` with a reason when fewer than
-    3 items remain or either column is constant (e.g. an annotator who always answers 3).
+    Spearman (:func:`~analysis.stats.correlation.spearman`) between the annotator's labels and
+    the leave-one-out mean of the other annotators on the same items
+    (:func:`leave_one_out_means`, all labels at once); items with only this annotator's label
+    are dropped. ``None`` with a reason when fewer than 3 items remain or either column is
+    constant (e.g. an annotator who always answers 3). All annotators' correlations come from
+    one :func:`~analysis.stats.grouped_correlation.grouped_spearman`: a batch has thousands of
+    annotators, and a call per annotator costs more than the arithmetic.
     """
     annotator_index = np.asarray(annotator_index, dtype=np.int64).ravel()
     value = np.asarray(value, dtype=np.float64).ravel()
@@ -234,13 +239,5 @@ def annotator_crowd_agreement(
     compared = np.isfinite(others)
     compared_annotator = annotator_index[compared]
     n_compared = np.bincount(compared_annotator, minlength=n_annotators)
-    order = np.argsort(compared_annotator, kind="stable")
-    own = value[compared][order]
-    crowd = others[compared][order]
-    ends = np.cumsum(n_compared)
-    starts = ends - n_compared
-    results = [
-        spearman(own[start:end], crowd[start:end])
-        for start, end in zip(starts.tolist(), ends.tolist(), strict=True)
-    ]
+    results = grouped_spearman(value[compared], others[compared], compared_annotator, n_annotators)
     return AnnotatorCrowdAgreement(n_labels, n_compared, results)
