@@ -10,6 +10,7 @@ import numpy as np
 
 from analysis import stats
 from analysis.loading import BatchArrays
+from analysis.stats.grouped_correlation import order_within_groups
 
 
 class AnnotatorEntry(TypedDict):
@@ -65,10 +66,13 @@ def annotator_entries(arrays: BatchArrays) -> list[AnnotatorEntry]:
 
 
 def _median_by_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
-    """Median of ``values`` per group, ignoring NaN; NaN for a group without values."""
+    """Median of ``values`` per group, ignoring NaN; NaN for a group without values.
+
+    The mean of the two middle values of each group's sorted values, as ``np.nanmedian``.
+    """
     known = np.isfinite(values)
     group, values = group[known], values[known]
-    order = np.lexsort((values, group))
+    order = order_within_groups(values, group, n_groups)
     group, values = group[order], values[order]
     sizes = np.bincount(group, minlength=n_groups)
     ends = np.cumsum(sizes)
