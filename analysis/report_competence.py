@@ -38,8 +38,10 @@ def competence_entry(arrays: BatchArrays) -> dict | None:
     args = (arrays.item_index, arrays.annotator_index, label, arrays.n_items, arrays.n_annotators)
     dawid_skene = competence.dawid_skene(*args, n_classes)
     mace = competence.mace(*args, n_classes)
-    counts = np.zeros((arrays.n_items, n_classes))
-    np.add.at(counts, (arrays.item_index, label), 1.0)
+    counts = np.bincount(
+        arrays.item_index * n_classes + label, minlength=arrays.n_items * n_classes
+    )
+    counts = counts.reshape(arrays.n_items, n_classes).astype(np.float64)
     agreement = competence.majority_agreement(
         arrays.item_index, arrays.annotator_index, label, counts, arrays.n_annotators
     )
