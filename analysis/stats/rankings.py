@@ -350,10 +350,10 @@ def mean_rating_rankings(
     results = {}
     boot_store = {}
     for name, mask in masks.items():
-        cells = np.concatenate([model[mask], model[mask] + n_models, model[mask] + 2 * n_models])
-        weights = np.concatenate([np.ones(mask.sum()), value[mask], centred[mask]])
-        clusters = np.tile(cluster[mask], 3)
-        matrix = _per_cluster(clusters, cells, weights, n_clusters, 3 * n_models)
+        mask_cluster, mask_model = cluster[mask], model[mask]
+        matrix = _rating_tallies(
+            mask_cluster, mask_model, value[mask], centred[mask], n_clusters, n_models
+        )
         totals = np.asarray(matrix.sum(axis=0)).ravel()
         point_mean, point_centred = _ratios(totals[None, :], n_models)
         mean_rows, centred_rows = [], []
@@ -368,7 +368,7 @@ def mean_rating_rankings(
         boot_centred = np.concatenate(centred_rows) if centred_rows else np.empty((0, n_models))
         boot_store[name] = boot_mean
         n_labels = totals[:n_models].astype(np.int64)
-        given = np.bincount(cluster[mask] * n_models + model[mask], minlength=n_clusters * n_models)
+        given = np.bincount(mask_cluster * n_models + mask_model, minlength=n_clusters * n_models)
         n_annotators = (given.reshape(n_clusters, n_models) > 0).sum(axis=0)
         results[name] = (
             _model_ranking(point_mean[0], boot_mean),
@@ -383,6 +383,32 @@ def mean_rating_rankings(
         comparison = _comparison(full_mean.score, mean.score, boot_store[""], boot_store[name])
         by_subset[name] = (mean, centred_ranking, labels, comparison)
     return AbsoluteRankings(full_mean, full_centred, n_labels, n_annotators, by_subset)
+
+
+def _rating_tallies(
+    cluster: np.ndarray,
+    model: np.ndarray,
+    value: np.ndarray,
+    centred: np.ndarray,
+    n_clusters: int,
+    n_models: int,
+) -> np.ndarray | sparse.csr_matrix:
+    """``(n_clusters, 3 n_models)``: per annotator, each model's label count, label sum and
+    centred label sum (column blocks in that order), as :func:`_per_cluster` tallies them."""
+    n_cells = 3 * n_models
+    if n_clusters * n_cells > DENSE_TALLY_CELLS:
+        cells = np.concatenate([model, model + n_models, model + 2 * n_models])
+        weights = np.concatenate([np.ones(model.size), value, centred])
+        return _per_cluster(np.tile(cluster, 3), cells, weights, n_clusters, n_cells)
+    # Dense: one bincount per block instead of one over the three blocks concatenated (three
+    # arrays of three times the labels' size). Each cell gets the same labels in the same
+    # order, so the sums are the same.
+    slot = cluster * n_models + model
+    blocks = [
+        np.bincount(slot, weights, minlength=n_clusters * n_models).reshape(n_clusters, n_models)
+        for weights in (None, value, centred)
+    ]
+    return np.concatenate(blocks, axis=1, dtype=np.float64)
 
 
 def _ratios(totals: np.ndarray, n_models: int) -> tuple[np.ndarray, np.ndarray]:
