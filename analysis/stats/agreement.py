@@ -99,6 +99,24 @@ def krippendorff_alpha(
     ``None`` when alpha is undefined: no pairable unit, or a single value observed
     (no expected disagreement).
     """
+    units = _unit_counts(item_index, annotator_index, value, value_domain)
+    if units is None:
+        return None
+    return _alpha_of(_coincidences(units[0]), units[1], level)
+
+
+def _unit_counts(
+    item_index: np.ndarray,
+    annotator_index: np.ndarray,
+    value: np.ndarray,
+    value_domain: Sequence[float] | np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The checked labels of :func:`krippendorff_alpha` as ``(n_uc, domain)``: each unit's
+    count of each domain value (units × categories), and the domain; ``None`` without labels.
+
+    Every level's alpha starts from these counts: computing them once (a sort of all the
+    (item, annotator) pairs to check for doubles, the category of every label) serves all.
+    """
     item_index = np.asarray(item_index, dtype=np.int64).ravel()
     annotator_index = np.asarray(annotator_index, dtype=np.int64).ravel()
     value = np.asarray(value).ravel()
@@ -118,13 +136,27 @@ def krippendorff_alpha(
     # unpairable and dropped with the others.
     n_units = int(item_index.max()) + 1
     unit_counts = np.bincount(item_index * k + category, minlength=n_units * k).reshape(n_units, k)
+    return unit_counts, domain
+
+
+def _coincidences(unit_counts: np.ndarray) -> np.ndarray | None:
+    """Krippendorff's coincidence matrix ``o_ck`` of the pairable units (``m_u >= 2``);
+    ``None`` when no unit is pairable."""
     values_per_unit = unit_counts.sum(axis=1)
     pairable = values_per_unit >= 2
     if not pairable.any():
         return None
     unit_counts = unit_counts[pairable].astype(np.float64)
     weighted = unit_counts / (values_per_unit[pairable] - 1)[:, None]
-    coincidence = weighted.T @ unit_counts - np.diag(weighted.sum(axis=0))
+    return weighted.T @ unit_counts - np.diag(weighted.sum(axis=0))
+
+
+def _alpha_of(
+    coincidence: np.ndarray | None, domain: np.ndarray, level: KrippendorffLevel
+) -> float | None:
+    """Alpha at ``level`` from the coincidence matrix (``None``: no pairable unit)."""
+    if coincidence is None:
+        return None
     frequency = coincidence.sum(axis=1)
     total = frequency.sum()
     delta2 = _difference_squared(domain, frequency, level)
@@ -177,13 +209,15 @@ def agreement_summary(
     p_disagree = None
     if label_set.min() < 0:
         p_disagree = _nan_mean(pairwise_agreement(counts, label_set)["p_disagree"])
+    # krippendorff_alpha at both levels, from one set of counts and coincidences
+    units = _unit_counts(item_index, annotator_index, value, label_set)
+    alpha = dict.fromkeys(("ordinal", "interval"))
+    if units is not None:
+        coincidence = _coincidences(units[0])
+        alpha = {level: _alpha_of(coincidence, units[1], level) for level in alpha}
     return AgreementSummary(
-        krippendorff_alpha_ordinal=krippendorff_alpha(
-            item_index, annotator_index, value, "ordinal", label_set
-        ),
-        krippendorff_alpha_interval=krippendorff_alpha(
-            item_index, annotator_index, value, "interval", label_set
-        ),
+        krippendorff_alpha_ordinal=alpha["ordinal"],
+        krippendorff_alpha_interval=alpha["interval"],
         mean_entropy_bits=_nan_mean(entropy_bits(counts)),
         mean_grouped_entropy_bits=grouped,
         mean_gini_impurity=_nan_mean(gini_impurity(counts)),
