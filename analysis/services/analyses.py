@@ -17,6 +17,7 @@ from analysis.report_competence import review_entry
 from analysis.reports import build_report
 from annotation.models import Batch
 from annotation.services.questionnaire import choice_questions
+from core.blas import single_blas_thread
 from core.errors import InvalidInput
 from core.jobs.execution import JobProgress, job_files_dir, newest_report
 from core.jobs.kinds import register_job_kind
@@ -48,9 +49,15 @@ def analyse_batch(
     group_by = validate_group_by(batch, group_by)
     arrays = load_batch(batch)
     sources = load_scores(batch, arrays)
-    report = build_report(
-        arrays, sources, n_resamples=n_resamples, seed=seed, group_by=group_by, progress=progress
-    )
+    with single_blas_thread():
+        report = build_report(
+            arrays,
+            sources,
+            n_resamples=n_resamples,
+            seed=seed,
+            group_by=group_by,
+            progress=progress,
+        )
     if "competence" in report:  # the batch's review list (its review_lowest_competence)
         section = report["competence"]
         section["review"] = review_entry(section["annotators"], batch.review_lowest_competence)

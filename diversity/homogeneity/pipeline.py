@@ -13,12 +13,12 @@ combined, so the bootstrap draws the same queries whatever order the pools came 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
+from core.blas import single_blas_thread
 from diversity.homogeneity.lexical import (
     DISTINCT_ORDERS,
     PoolLexicalFigures,
@@ -158,19 +158,6 @@ def _compact(embeddings):
         if np.count_nonzero(matrix) <= _SPARSE_DENSITY * matrix.size:
             return sp.csr_matrix(matrix)
     return matrix
-
-
-def single_blas_thread() -> AbstractContextManager:
-    """Limit BLAS to one thread while pools are measured, when threadpoolctl is installed.
-
-    A pool's products are small; BLAS threads gain nothing on them and, when other work
-    shares the cores, spin-wait each other into slowdowns of 50x and more.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def measure_query(

@@ -25,6 +25,7 @@ import numpy as np
 from annotation.models import Batch
 from core import csv_files
 from core.audit import Actor
+from core.blas import single_blas_thread
 from core.errors import InvalidInput
 from core.jobs.execution import job_files_dir, newest_report
 from core.jobs.queue import run_now
@@ -38,7 +39,6 @@ from diversity.homogeneity.pipeline import (
     AnalysisSettings,
     QueryMeasures,
     measure_query,
-    single_blas_thread,
     summarise_corpus,
     summarise_group,
 )
