@@ -1,4 +1,5 @@
-"""What the import commands share: refused input becomes a CommandError listing it."""
+"""What the management commands share: a named row or an error saying it does not exist,
+and refused input as a CommandError listing every problem."""
 
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -7,6 +8,16 @@ from django.core.management.base import CommandError
 
 from core.errors import ServiceError
 from core.tabular import ImportRejected
+
+
+def existing(model, what: str, **key):
+    """The row of ``model`` with ``key`` (one field: a slug or a name), or a CommandError
+    saying ``<what> '<value>' does not exist``."""
+    found = model.objects.filter(**key).first()
+    if found is None:
+        (value,) = key.values()
+        raise CommandError(f"{what} {str(value)!r} does not exist")
+    return found
 
 
 @contextmanager

@@ -5,6 +5,7 @@ from decimal import Decimal, InvalidOperation
 from django.core.management.base import CommandError
 
 from annotation.models import Batch
+from core.commands import existing
 from crowd.models import BonusRun
 
 
@@ -37,10 +38,7 @@ def bonus_basis_arguments(bonus_parser, *, required: bool):
 
 
 def batch_or_error(slug: str) -> Batch:
-    batch = Batch.objects.filter(slug=slug).first()
-    if batch is None:
-        raise CommandError(f"batch '{slug}' does not exist")
-    return batch
+    return existing(Batch, "batch", slug=slug)
 
 
 def review_table(proposals) -> list[str]:

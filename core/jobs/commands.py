@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from core.audit import Actor
+from core.commands import existing
 from core.errors import ServiceError
 from core.files import write_json
 from core.jobs.study_jobs import analyse_now, latest_report
@@ -57,9 +58,7 @@ class AnalyzeCommand(BaseCommand):
 
     def handle(self, *args, name, json_path, **options):
         study = self._study(options.get("study") or self.study_slug)
-        subject = study.subject_model.objects.filter(name=name).first()
-        if subject is None:
-            raise CommandError(f"{study.subject_label} {name!r} does not exist")
+        subject = existing(study.subject_model, study.subject_label, name=name)
         started = time.perf_counter()
         try:
             params = study.params(**self._settings(study, options))

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from analysis.services.analyses import DEFAULT_RESAMPLES, analyse_batch
 from annotation.models import Batch
+from core.commands import existing
 from core.errors import ServiceError
 from core.files import write_json
 
@@ -25,9 +26,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug, json_path, bootstrap, seed, group_by, **options):
-        batch = Batch.objects.filter(slug=slug).first()
-        if batch is None:
-            raise CommandError(f"batch {slug!r} does not exist")
+        batch = existing(Batch, "batch", slug=slug)
         started = time.perf_counter()
         try:
             report = analyse_batch(batch, n_resamples=bootstrap, seed=seed, group_by=group_by)

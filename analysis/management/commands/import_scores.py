@@ -1,11 +1,11 @@
 """``manage.py import_scores FILE [--batch SLUG]``: import model scores, all or nothing."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from analysis.services.scores import import_scores
 from annotation.models import Batch
 from core.audit import Actor
-from core.commands import plural, refused_input_as_command_error
+from core.commands import existing, plural, refused_input_as_command_error
 
 
 class Command(BaseCommand):
@@ -22,11 +22,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, file: str, batch: str | None = None, **options):
-        found = None
-        if batch:
-            found = Batch.objects.filter(slug=batch).first()
-            if found is None:
-                raise CommandError(f"batch '{batch}' does not exist")
+        found = existing(Batch, "batch", slug=batch) if batch else None
         with refused_input_as_command_error(file):
             summary = import_scores(file, batch=found, actor=Actor.command_line())
         self.stdout.write(

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Batch, BatchState
 from annotation.services.batches import change_state, state_change_summary
 from core.audit import Actor
+from core.commands import existing
 from core.errors import ServiceError
 
 # What each word asks for; "resume" is "live" for a paused batch only (as on the page).
@@ -35,9 +36,7 @@ class Command(BaseCommand):
         parser.add_argument("state", choices=list(STATE_WORDS), help="the state to move to")
 
     def handle(self, *args, slug: str, state: str, **options):
-        batch = Batch.objects.filter(slug=slug).first()
-        if batch is None:
-            raise CommandError(f"batch '{slug}' does not exist")
+        batch = existing(Batch, "batch", slug=slug)
         if state == "resume" and batch.state != BatchState.PAUSED:
             raise CommandError(
                 f"state: only a paused batch can be resumed; {batch.slug} is {batch.state}"

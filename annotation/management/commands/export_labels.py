@@ -20,6 +20,7 @@ from annotation.selectors import CategoryFilter
 from annotation.services.exports.delivery import export_to_file
 from annotation.services.exports.schema import CARD_FORMAT, EXPORT_FORMATS, LAYOUTS, LEWIDI_FORMAT
 from core.audit import Actor
+from core.commands import existing
 from core.errors import ServiceError
 from core.files import output_path
 
@@ -73,9 +74,7 @@ class Command(BaseCommand):
     def handle(
         self, *args, slug, format, dense, annotators, card, layout, all_statuses, output, **options
     ):
-        batch = Batch.objects.filter(slug=slug).first()
-        if batch is None:
-            raise CommandError(f"batch {slug!r} does not exist")
+        batch = existing(Batch, "batch", slug=slug)
         if layout is None:
             layout = (
                 "dense" if dense else "annotators" if annotators else "card" if card else "long"

@@ -7,7 +7,7 @@ from annotation.models import Batch, BatchState
 from annotation.services.batches import change_state, state_change_summary
 from annotation.services.importing import import_items
 from core.audit import Actor
-from core.commands import plural, refused_input_as_command_error
+from core.commands import existing, plural, refused_input_as_command_error
 from core.errors import ServiceError
 
 
@@ -28,9 +28,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug: str, file: str, publish: bool = False, **options):
-        batch = Batch.objects.filter(slug=slug).first()
-        if batch is None:
-            raise CommandError(f"batch '{slug}' does not exist")
+        batch = existing(Batch, "batch", slug=slug)
         with refused_input_as_command_error(file):
             summary = import_items(batch, file, actor=Actor.command_line())
         self.stdout.write(

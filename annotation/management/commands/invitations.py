@@ -10,6 +10,7 @@ from annotation.models import Batch
 from annotation.services.invitations import invitation_table, new_invitations
 from core import csv_files
 from core.audit import Actor, record
+from core.commands import existing
 from core.errors import ServiceError
 
 
@@ -24,9 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("-o", "--output", help="CSV file (default: standard output)")
 
     def handle(self, *args, slug, count, prefix, base_url, output, **options):
-        batch = Batch.objects.filter(slug=slug).first()
-        if batch is None:
-            raise CommandError(f"batch {slug!r} does not exist")
+        batch = existing(Batch, "batch", slug=slug)
         try:
             pairs = new_invitations(batch, count, prefix)
         except ServiceError as error:

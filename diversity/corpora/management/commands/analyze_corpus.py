@@ -9,6 +9,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.audit import Actor
+from core.commands import existing
 from core.errors import ServiceError
 from core.files import output_path, write_json
 from core.models import Job
@@ -48,9 +49,7 @@ class Command(BaseCommand):
         parser.add_argument("--csv", dest="csv_dir", help="write every table as CSV here")
 
     def handle(self, *args, name, json_path, bootstrap, seed, lexical, human_batch, csv_dir, **_):
-        corpus = Corpus.objects.filter(name=name).first()
-        if corpus is None:
-            raise CommandError(f"corpus {name!r} does not exist")
+        corpus = existing(Corpus, "corpus", name=name)
         started = time.perf_counter()
         try:
             params = analysis_params(bootstrap, seed, lexical, human_batch)

@@ -4,6 +4,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from core.audit import Actor
+from core.commands import existing
 from core.errors import ServiceError
 from diversity.corpora.management.commands._progress import ProgressBar
 from diversity.corpora.models import Corpus
@@ -43,9 +44,7 @@ class Command(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def handle(self, *args, name, dtype, restart, batch_size, chunk_rows, threads, quiet, **opts):
-        corpus = Corpus.objects.filter(name=name).first()
-        if corpus is None:
-            raise CommandError(f"corpus '{name}' does not exist")
+        corpus = existing(Corpus, "corpus", name=name)
         resumed = corpus.local_rows_done
         bar = None if quiet else ProgressBar(self.stderr._out, unit="responses")
         try:

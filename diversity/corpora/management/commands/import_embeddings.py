@@ -1,9 +1,9 @@
 """``manage.py import_embeddings NAME FILE [--dtype float32|float16] [--quiet]``"""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from core.audit import Actor
-from core.commands import refused_input_as_command_error
+from core.commands import existing, refused_input_as_command_error
 from diversity.corpora.management.commands._progress import ProgressBar
 from diversity.corpora.models import Corpus
 from diversity.corpora.services.embeddings import import_embeddings
@@ -30,9 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def handle(self, *args, name, file, dtype, quiet, **options):
-        corpus = Corpus.objects.filter(name=name).first()
-        if corpus is None:
-            raise CommandError(f"corpus '{name}' does not exist")
+        corpus = existing(Corpus, "corpus", name=name)
         bar = None if quiet else ProgressBar(self.stderr._out, unit="rows")
         try:
             with refused_input_as_command_error(file):

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import existing
 from diversity.genie.core import exports
 from diversity.genie.models import GenieSet
 from diversity.genie.services.analyses import latest_report
@@ -21,9 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--source", choices=["llm", "human"], default="llm")
 
     def handle(self, *args, name, genie, q_genie, source, **options):
-        genie_set = GenieSet.objects.filter(name=name).first()
-        if genie_set is None:
-            raise CommandError(f"Genie set {name!r} does not exist")
+        genie_set = existing(GenieSet, "Genie set", name=name)
         found = latest_report(genie_set)
         if found is None:
             raise CommandError(f"Genie set {name!r} has no finished analysis; run analyze_genie")

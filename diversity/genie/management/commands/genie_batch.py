@@ -1,10 +1,10 @@
 """``manage.py genie_batch NAME SLUG [--per-item N] [--pairs K] [--seed S] [--title T]``"""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from annotation.models import DEFAULT_ANNOTATIONS_PER_ITEM
 from core.audit import Actor
-from core.commands import refused_input_as_command_error
+from core.commands import existing, refused_input_as_command_error
 from diversity.genie.models import GenieSet
 from diversity.genie.services.batches import create_similarity_batch
 
@@ -27,9 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--title", default="")
 
     def handle(self, *args, name, slug, per_item, pairs, seed, title, **options):
-        genie_set = GenieSet.objects.filter(name=name).first()
-        if genie_set is None:
-            raise CommandError(f"Genie set {name!r} does not exist")
+        genie_set = existing(GenieSet, "Genie set", name=name)
         with refused_input_as_command_error(f"the pairs of {name}"):
             batch = create_similarity_batch(
                 genie_set,
