@@ -2,6 +2,8 @@
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 
@@ -45,3 +47,15 @@ class ProgressBar:
         if self.drawn and self.tty:
             self.stream.write("\n")
             self.stream.flush()
+
+
+@contextmanager
+def progress_bar(command, unit: str, quiet: bool) -> Iterator[ProgressBar | None]:
+    """A command's progress bar on its stderr (``None`` with ``--quiet``), its line ended
+    however the block ends."""
+    bar = None if quiet else ProgressBar(command.stderr._out, unit=unit)
+    try:
+        yield bar
+    finally:
+        if bar is not None:
+            bar.close()

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from core.audit import Actor
 from core.commands import existing
 from core.errors import ServiceError
-from diversity.corpora.management.commands._progress import ProgressBar
+from diversity.corpora.management.commands._progress import progress_bar
 from diversity.corpora.models import Corpus
 from diversity.corpora.services.local_embedding import (
     LOCAL_CHUNK_ROWS,
@@ -46,28 +46,25 @@ class Command(BaseCommand):
     def handle(self, *args, name, dtype, restart, batch_size, chunk_rows, threads, quiet, **opts):
         corpus = existing(Corpus, "corpus", name=name)
         resumed = corpus.local_rows_done
-        bar = None if quiet else ProgressBar(self.stderr._out, unit="responses")
-        try:
-            embedder = local_model_embedder(batch_size=batch_size, threads=threads)
-            if resumed and not restart and corpus.local_origin == embedder.name:
-                self.stderr.write(
-                    f"continuing an unfinished run: {resumed:,} of {corpus.n_responses:,} "
-                    "responses are embedded already"
+        with progress_bar(self, "responses", quiet) as bar:
+            try:
+                embedder = local_model_embedder(batch_size=batch_size, threads=threads)
+                if resumed and not restart and corpus.local_origin == embedder.name:
+                    self.stderr.write(
+                        f"continuing an unfinished run: {resumed:,} of {corpus.n_responses:,} "
+                        "responses are embedded already"
+                    )
+                corpus = embed_corpus(
+                    corpus,
+                    embedder=embedder,
+                    chunk_rows=chunk_rows,
+                    dtype=dtype,
+                    restart=restart,
+                    actor=Actor.command_line(),
+                    progress=bar,
                 )
-            corpus = embed_corpus(
-                corpus,
-                embedder=embedder,
-                chunk_rows=chunk_rows,
-                dtype=dtype,
-                restart=restart,
-                actor=Actor.command_line(),
-                progress=bar,
-            )
-        except ServiceError as error:
-            raise CommandError(str(error)) from error
-        finally:
-            if bar is not None:
-                bar.close()
+            except ServiceError as error:
+                raise CommandError(str(error)) from error
         self.stdout.write(
             f"Embedded corpus {corpus.name}: {corpus.n_responses:,} x "
             f"{corpus.embedding_dimension} ({corpus.embedding_dtype}) by {corpus.embedding_origin}"

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand
 
 from core.audit import Actor
 from core.commands import plural, refused_input_as_command_error
-from diversity.corpora.management.commands._progress import ProgressBar
+from diversity.corpora.management.commands._progress import progress_bar
 from diversity.corpora.services.imports import import_corpus
 
 
@@ -23,15 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def handle(self, *args, name, file, title, quiet, **options):
-        bar = None if quiet else ProgressBar(self.stderr._out, unit="bytes")
-        try:
-            with refused_input_as_command_error(file):
-                corpus = import_corpus(
-                    name, file, title=title, actor=Actor.command_line(), progress=bar
-                )
-        finally:
-            if bar is not None:
-                bar.close()
+        with progress_bar(self, "bytes", quiet) as bar, refused_input_as_command_error(file):
+            corpus = import_corpus(
+                name, file, title=title, actor=Actor.command_line(), progress=bar
+            )
         self.stdout.write(
             f"Imported corpus {corpus.name}: "
             f"{plural(corpus.n_responses, 'response', 'responses')} of "

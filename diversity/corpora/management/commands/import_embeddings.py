@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand
 
 from core.audit import Actor
 from core.commands import existing, refused_input_as_command_error
-from diversity.corpora.management.commands._progress import ProgressBar
+from diversity.corpora.management.commands._progress import progress_bar
 from diversity.corpora.models import Corpus
 from diversity.corpora.services.embeddings import import_embeddings
 from diversity.corpora.storage import DTYPES
@@ -31,15 +31,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, name, file, dtype, quiet, **options):
         corpus = existing(Corpus, "corpus", name=name)
-        bar = None if quiet else ProgressBar(self.stderr._out, unit="rows")
-        try:
-            with refused_input_as_command_error(file):
-                corpus = import_embeddings(
-                    corpus, file, dtype=dtype, actor=Actor.command_line(), progress=bar
-                )
-        finally:
-            if bar is not None:
-                bar.close()
+        with progress_bar(self, "rows", quiet) as bar, refused_input_as_command_error(file):
+            corpus = import_embeddings(
+                corpus, file, dtype=dtype, actor=Actor.command_line(), progress=bar
+            )
         self.stdout.write(
             f"Imported embeddings of corpus {corpus.name}: {corpus.n_responses:,} x "
             f"{corpus.embedding_dimension} ({corpus.embedding_dtype}) from "
