@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.analysis import ensure_database, setup_django  # noqa: E402
+from bench.peak_memory import PeakAdded  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/bench_corpus"
 RESULTS = REPO / "bench" / "results"
@@ -88,32 +89,13 @@ def write_files(folder: Path, args) -> dict[str, Path]:
     return {"jsonl": jsonl, "csv": csv_path, "bad": bad}
 
 
-def _reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as clear:
-            clear.write("5")  # VmHWM := current RSS (Linux >= 4.0)
-        return True
-    except OSError:
-        return False
-
-
-def _status_kb(name: str) -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(name + ":"):
-                return int(line.split()[1])
-    return 0
-
-
 def timed(step) -> tuple[float, float, float]:
     """(wall s, CPU s, MB added at peak) of ``step()``."""
-    known = _reset_peak()
-    before = _status_kb("VmRSS")
-    wall, cpu = time.perf_counter(), time.process_time()
-    step()
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    peak = (_status_kb("VmHWM") - before) / 1024 if known else float("nan")
-    return wall, cpu, max(peak, 0.0)
+    with PeakAdded() as peak:
+        wall, cpu = time.perf_counter(), time.process_time()
+        step()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return wall, cpu, peak.mb
 
 
 def drop_corpora() -> None:

@@ -35,6 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.analysis import SCALES, ensure_database, generate, setup_django  # noqa: E402
+from bench.peak_memory import PeakAdded  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/bench_export"
 RESULTS = REPO / "bench" / "results"
@@ -63,22 +64,6 @@ def copy_sql(batch_pk: int) -> str:
             ORDER BY i.position, i.id, l.submitted_at, l.id
         ) TO STDOUT (FORMAT csv, HEADER)
     """
-
-
-def _reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as clear:
-            clear.write("5")  # VmHWM := current RSS (Linux >= 4.0)
-        return True
-    except OSError:
-        return False
-
-
-def _status_kb(name: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(name + ":"):
-            return int(line.split()[1])
-    return 0
 
 
 def _vacuum_analyze() -> None:
@@ -113,15 +98,13 @@ def timed_export(batch, fmt: str, folder: Path) -> tuple[float, int, int, float]
     from annotation.services.exports.delivery import export_to_file
 
     path = folder / f"long.{fmt}"
-    peak_known = _reset_peak()
-    rss_before = _status_kb("VmRSS")
-    started = time.perf_counter()
-    rows = export_to_file(batch, "long", fmt, path)
-    seconds = time.perf_counter() - started
-    peak = (_status_kb("VmHWM") - rss_before) / 1024 if peak_known else float("nan")
+    with PeakAdded() as peak:
+        started = time.perf_counter()
+        rows = export_to_file(batch, "long", fmt, path)
+        seconds = time.perf_counter() - started
     size = path.stat().st_size
     path.unlink()
-    return seconds, rows, size, max(peak, 0.0)
+    return seconds, rows, size, peak.mb
 
 
 def measure(repeat: int) -> dict:
