@@ -32,6 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import pool_size  # noqa: E402
 from bench.analysis import ensure_database, setup_django  # noqa: E402
 from bench.peak_memory import PeakAdded  # noqa: E402
 
@@ -180,10 +181,7 @@ def measure(args) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--models", type=int, default=25)
-    parser.add_argument("--samples", type=int, default=4)
-    parser.add_argument("--dim", type=int, default=384)
+    pool_size.add_arguments(parser)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", default=str(RESULTS / "corpus_import.json"))

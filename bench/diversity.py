@@ -43,6 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import pool_size  # noqa: E402
 from diversity.homogeneity.lexical import pool_lexical_figures, tfidf_vectors  # noqa: E402
 from diversity.homogeneity.neighbours import unique_models_curve  # noqa: E402
 from diversity.homogeneity.pipeline import (  # noqa: E402
@@ -137,10 +138,7 @@ def peak_rss_mb() -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--models", type=int, default=25)
-    parser.add_argument("--samples", type=int, default=4)
-    parser.add_argument("--dim", type=int, default=384)
+    pool_size.add_arguments(parser)
     parser.add_argument("--max-n", type=int, default=50)
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
