@@ -5,19 +5,11 @@ pool on 1 and 2 Celery worker processes, and in one process (see ``bench/diversi
 from __future__ import annotations
 
 import json
-import os
-import platform
-import subprocess
-import sys
-import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-from bench import workers
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from bench import baseline, workers
 
 
 def _import(corpus_arrays: dict, folder: Path):
@@ -44,18 +36,17 @@ def measure_workers(args, synthetic_corpus) -> dict:
     data_dir = workers.setup(args.database_url, args.redis)
     from diversity.corpora.services.analyses import JOB_KIND, analyse_now, analysis_params
 
-    uptime_start = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    uptime_start = workers.uptime()
     arrays = synthetic_corpus(args.queries, args.models, args.samples, args.dim, args.seed)
     corpus = _import(arrays, data_dir)
     del arrays
     params = analysis_params(bootstrap=args.draws, seed=args.seed)
-    one_process = []
-    for _ in range(args.repeat):
-        started = time.perf_counter()
+
+    def analyse_here() -> None:
         job = analyse_now(corpus, params)  # the same parts, one after another, here
-        one_process.append(round(time.perf_counter() - started, 3))
         assert job.state == "succeeded", job.message
-        print(f"  one process: {one_process[-1]:.2f} s", file=sys.stderr, flush=True)
+
+    one_process = workers.time_one_process(analyse_here, args.repeat)
     compared = workers.compare(JOB_KIND, corpus, params, (1, 2), args.repeat, data_dir)
     one, two = compared[1]["best"], compared[2]["best"]
     speedup = one["wall_s"] / two["wall_s"]
@@ -79,31 +70,22 @@ def measure_workers(args, synthetic_corpus) -> dict:
         "assembly_s": one["assembly_s"],
         "study_responses": workers.STUDY_RESPONSES,
         "study_core_s_measuring": round(per_response * workers.STUDY_RESPONSES),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "uptime_start": uptime_start,
-            "uptime_end": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
-            "python": platform.python_version(),
-        },
-        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        **workers.machine_and_time(uptime_start),
     }
-    out = RESULTS / "diversity-workers"
-    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
-    out.with_suffix(".md").write_text(markdown(result, args.repeat))
-    print(markdown(result, args.repeat))
+    baseline.write_results("diversity-workers", result, markdown(result, args.repeat).splitlines())
     return result
 
 
 def markdown(r: dict, repeat: int) -> str:
     c = r["corpus"]
-    rows = []
-    for label, key in (("1 worker", "1"), ("2 workers", "2")):
-        best = r["workers"][key]["best"]
-        rows.append(
+    rows = workers.best_rows(
+        r,
+        lambda label, best: (
             f"| {label} (1 core each) | {best['wall_s']:.2f} | {best['workers_used']} "
             f"| {best['parts_at_once']:.2f} | {best['part_s_mean']:.3f} | {best['assembly_s']:.2f} "
             f"| {best['load_1min_before']} |"
-        )
+        ),
+    )
     return f"""# Corpus analysis on Celery workers
 
 The `corpus_analysis` job of the synthetic pool of `bench/diversity.py` ({c["queries"]:,}
@@ -115,7 +97,7 @@ success, best of {repeat}, the counts alternating run by run.
 
 | workers | wall s | workers that took parts | parts at once | s a part | assembly s | load before |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: |
-{chr(10).join(rows)}
+{rows}
 | one process (the same job without a broker) | {r["one_process_s"]:.2f} | | | | | |
 
 "Parts at once" is the parts' seconds added up over the wall time (how busy the job kept
@@ -127,6 +109,5 @@ Every run: `bench/results/diversity-workers.json`.
 - Measuring costs {r["core_s_per_response_measured"] * 1e6:.0f} µs of one core a response: the
   study's {r["study_responses"]:,} responses are about {r["study_core_s_measuring"]:,}
   core-seconds of parts, minutes on a few workers.
-- Machine: {r["machine"]["cpus"]} CPUs, shared; `uptime` before: `{r["machine"]["uptime_start"]}`;
-  after: `{r["machine"]["uptime_end"]}`; Python {r["machine"]["python"]}; {r["at"]}.
+{workers.machine_line(r)}
 """

@@ -4,17 +4,10 @@ processes, and one process as today (see ``bench/embedding.py`` and ``bench/work
 from __future__ import annotations
 
 import json
-import os
-import platform
-import subprocess
-import sys
-import time
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import workers
+from bench import baseline, workers
 
-RESULTS = Path(__file__).resolve().parent / "results"
 MODELS, SAMPLES = 16, 4  # a query's responses; --worker-texts sets the queries
 CHUNK_ROWS_OF_A_RUN = 2048  # the part of a real run (local_embedding.LOCAL_CHUNK_ROWS)
 
@@ -40,7 +33,7 @@ def measure_workers(args, make_texts) -> dict:
     from diversity.homogeneity import embedding
 
     repeat = args.repeat or 3
-    uptime_start = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    uptime_start = workers.uptime()
     Corpus.objects.filter(name="bench-embed").delete()
     _pool(data_dir / "pool.jsonl", args.worker_texts, make_texts)
     corpus = import_corpus("bench-embed", data_dir / "pool.jsonl")
@@ -48,12 +41,9 @@ def measure_workers(args, make_texts) -> dict:
 
     # one process as today: embed_corpus, ONNX Runtime's own threads (one per core)
     model = local_model_embedder()
-    one_process = []
-    for _ in range(args.one_process_runs):
-        started = time.perf_counter()
-        embed_corpus(corpus, embedder=model, restart=True)
-        one_process.append(round(time.perf_counter() - started, 3))
-        print(f"  one process: {one_process[-1]:.2f} s", file=sys.stderr, flush=True)
+    one_process = workers.time_one_process(
+        lambda: embed_corpus(corpus, embedder=model, restart=True), args.one_process_runs
+    )
 
     params = {"source": "local_model", "dtype": "float32", "restart": True,
               "chunk_rows": args.chunk_rows}  # fmt: skip
@@ -81,31 +71,22 @@ def measure_workers(args, make_texts) -> dict:
         "study_responses": workers.STUDY_RESPONSES,
         "cores_for_the_study_in_an_hour": workers.cores_for_an_hour(per_response, speedup / 2),
         "cores_for_the_study_in_an_hour_ideal": workers.cores_for_an_hour(per_response, 1.0),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "uptime_start": uptime_start,
-            "uptime_end": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
-            "python": platform.python_version(),
-        },
-        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        **workers.machine_and_time(uptime_start),
     }
     Corpus.objects.filter(pk=corpus.pk).delete()
-    out = RESULTS / "embedding-workers"
-    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
-    out.with_suffix(".md").write_text(markdown(result, repeat))
-    print(markdown(result, repeat))
+    baseline.write_results("embedding-workers", result, markdown(result, repeat).splitlines())
     return result
 
 
 def markdown(r: dict, repeat: int) -> str:
-    rows = []
-    for label, key in (("1 worker", "1"), ("2 workers", "2")):
-        best = r["workers"][key]["best"]
-        rows.append(
+    rows = workers.best_rows(
+        r,
+        lambda label, best: (
             f"| {label} (1 core each) | {best['wall_s']:.2f} | {r['responses_per_s'][label]:,} "
             f"| {best['workers_used']} | {best['parts_at_once']:.2f} | {best['part_s_mean']:.2f} "
             f"| {best['load_1min_before']} |"
-        )
+        ),
+    )
     return f"""# Corpus embeddings on Celery workers
 
 The embeddings job of a corpus of {r["responses"]:,} synthetic responses (40-90 words), in
@@ -116,7 +97,7 @@ run. Embedder: **{r["embedder"]}** (the real model of the `embed` extra).
 
 | workers | wall s | responses/s | workers that took parts | parts at once | s a part | load before |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: |
-{chr(10).join(rows)}
+{rows}
 | one process, ONNX Runtime's own threads (today's `embed_corpus`; best of {len(r["one_process_runs"])}) | {r["one_process_s"]:.2f} | {r["responses_per_s"]["one process"]:,} | | | | |
 
 "Parts at once" is the parts' seconds added up over the wall time: how many parts were
@@ -130,6 +111,5 @@ time, which grows when the machine's other work takes the cores the workers run 
   **{r["cores_for_the_study_in_an_hour"]} worker cores** at the efficiency measured with 2
   workers ({r["speedup_2_over_1"] / 2:.0%} of linear), {r["cores_for_the_study_in_an_hour_ideal"]}
   if every core kept its one-worker speed.
-- Machine: {r["machine"]["cpus"]} CPUs, shared; `uptime` before: `{r["machine"]["uptime_start"]}`;
-  after: `{r["machine"]["uptime_end"]}`; Python {r["machine"]["python"]}; {r["at"]}.
+{workers.machine_line(r)}
 """

@@ -19,12 +19,14 @@ Needs PostgreSQL (``DATABASE_URL``; created and migrated if missing) and Redis
 from __future__ import annotations
 
 import os
+import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -197,3 +199,52 @@ def cores_for_an_hour(seconds_per_response: float, efficiency: float) -> int:
     import math
 
     return math.ceil(STUDY_RESPONSES * seconds_per_response / (3600 * efficiency))
+
+
+def time_one_process(run_job_here, runs: int) -> list[float]:
+    """Seconds of each of ``runs`` calls of ``run_job_here()``: the job without a broker, in
+    this process, the figure the workers are compared with."""
+    seconds = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        run_job_here()
+        seconds.append(round(time.perf_counter() - started, 3))
+        print(f"  one process: {seconds[-1]:.2f} s", file=sys.stderr, flush=True)
+    return seconds
+
+
+def uptime() -> str:
+    """What ``uptime`` says: how busy the shared machine was around the runs."""
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def machine_and_time(uptime_start: str) -> dict:
+    """The results' ``machine`` (cores, ``uptime`` before and after the runs, Python) and
+    ``at`` (now)."""
+    return {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "uptime_start": uptime_start,
+            "uptime_end": uptime(),
+            "python": platform.python_version(),
+        },
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def best_rows(result: dict, row) -> str:
+    """The Markdown table's rows for 1 and 2 workers: ``row(label, best run)`` of each."""
+    return "\n".join(
+        row(label, result["workers"][key]["best"])
+        for label, key in (("1 worker", "1"), ("2 workers", "2"))
+    )
+
+
+def machine_line(result: dict) -> str:
+    """The Markdown list item on the machine the runs shared."""
+    machine = result["machine"]
+    return (
+        f"- Machine: {machine['cpus']} CPUs, shared; "
+        f"`uptime` before: `{machine['uptime_start']}`;\n"
+        f"  after: `{machine['uptime_end']}`; Python {machine['python']}; {result['at']}."
+    )
