@@ -80,10 +80,9 @@ def markdown(r: dict, repeat: int) -> str:
     c = r["corpus"]
     rows = workers.best_rows(
         r,
-        lambda label, best: (
-            f"| {label} (1 core each) | {best['wall_s']:.2f} | {best['workers_used']} "
-            f"| {best['parts_at_once']:.2f} | {best['part_s_mean']:.3f} | {best['assembly_s']:.2f} "
-            f"| {best['load_1min_before']} |"
+        lambda _, best: (
+            f"{best['workers_used']} | {best['parts_at_once']:.2f} "
+            f"| {best['part_s_mean']:.3f} | {best['assembly_s']:.2f}"
         ),
     )
     return f"""# Corpus analysis on Celery workers

@@ -232,12 +232,17 @@ def machine_and_time(uptime_start: str) -> dict:
     }
 
 
-def best_rows(result: dict, row) -> str:
-    """The Markdown table's rows for 1 and 2 workers: ``row(label, best run)`` of each."""
-    return "\n".join(
-        row(label, result["workers"][key]["best"])
-        for label, key in (("1 worker", "1"), ("2 workers", "2"))
-    )
+def best_rows(result: dict, cells) -> str:
+    """The Markdown table's rows for 1 and 2 workers: the label, the best run's wall seconds,
+    ``cells(label, best run)`` (the benchmark's own columns) and the load before it."""
+    rows = []
+    for label, key in (("1 worker", "1"), ("2 workers", "2")):
+        best = result["workers"][key]["best"]
+        rows.append(
+            f"| {label} (1 core each) | {best['wall_s']:.2f} | {cells(label, best)} "
+            f"| {best['load_1min_before']} |"
+        )
+    return "\n".join(rows)
 
 
 def machine_line(result: dict) -> str:
