@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+TARGETS = ("ceiling", "platform")  # measured in this order at every (mode, level)
+
 
 def best(runs: list[dict]) -> dict | None:
     """The best of K repeats: most cycles/s (closed loop); held, then lowest p99 (open)."""
@@ -41,15 +43,31 @@ def pairs(results: dict) -> list[dict]:
     return rows
 
 
+def every_run(results: dict):
+    """(group, target, run) for every run measured, the ceiling's before the platform's of
+    each (mode, level) group, best or not."""
+    for group in results["measurements"]:
+        for target in TARGETS:
+            for run in group[target]:
+                yield group, target, run
+
+
+def best_runs(results: dict):
+    """(row, target, best run) for every (mode, level) row of ``pairs`` and every server
+    that has a run, in the order of the tables."""
+    for row in pairs(results):
+        for target in TARGETS:
+            if row[target] is not None:
+                yield row, target, row[target]
+
+
 def contamination_note(results: dict, threshold: float = 0.5) -> str | None:
     """A note naming the windows in which other processes used ``threshold`` cores or more."""
     busy = []
-    for group in results["measurements"]:
-        for target in ("ceiling", "platform"):
-            for run in group[target]:
-                other = run["figures"]["cpu_share"].get("other_processes", 0)
-                if other >= threshold:
-                    busy.append(f"{group['mode']} {group['level']:g} {target} {other:.2f}")
+    for group, target, run in every_run(results):
+        other = run["figures"]["cpu_share"].get("other_processes", 0)
+        if other >= threshold:
+            busy.append(f"{group['mode']} {group['level']:g} {target} {other:.2f}")
     if not busy:
         return None
     return (
@@ -146,56 +164,48 @@ def render_markdown(results: dict) -> str:
         "| errors | SQL/next | SQL/label | xacts/req | CPU ms/cycle srv / pg / client | invariants |",
         "|---|---|---|---:|---:|---|---|---|---:|---:|---:|---|---|",
     ]
-    for row in pairs(results):
+    for row, target, run in best_runs(results):
         level = f"{row['level']:g} annotators" if row["mode"] == "closed" else f"{row['level']:g}/s"
-        for target in ("ceiling", "platform"):
-            run = row[target]
-            if run is None:
-                continue
-            f = run["figures"]
-            cpu = f["cpu_ms_per_cycle"]
-            rate = _fmt(f["cycles_per_s"])
-            if f["mode"] == "open":
-                rate += " ✓ held" if f.get("held") else " ✗ not held"
-            sql_next = (
-                ceiling_sql.get("next")
-                if target == "ceiling"
-                else platform_sql.get("next", {}).get("mean_sql")
-            )
-            sql_label = (
-                ceiling_sql.get("label")
-                if target == "ceiling"
-                else platform_sql.get("label", {}).get("mean_sql")
-            )
-            lines.append(
-                f"| {row['mode']} | {level} | {target} | {rate} | "
-                f"{_fmt(row.get('ratio'), 2) if target == 'platform' else '1'} | "
-                f"{_lat(f['next'])} | {_lat(f['label'])} | {_errors(f)} | "
-                f"{_fmt(sql_next)} | {_fmt(sql_label)} | {_fmt(f['postgres']['xacts_per_request'], 2)} | "
-                f"{_fmt(cpu['server'])} / {_fmt(cpu['postgres'])} / {_fmt(cpu['client'])} | "
-                f"{_invariants(run) if target == 'platform' else '–'} |"
-            )
+        f = run["figures"]
+        cpu = f["cpu_ms_per_cycle"]
+        rate = _fmt(f["cycles_per_s"])
+        if f["mode"] == "open":
+            rate += " ✓ held" if f.get("held") else " ✗ not held"
+        sql_next = (
+            ceiling_sql.get("next")
+            if target == "ceiling"
+            else platform_sql.get("next", {}).get("mean_sql")
+        )
+        sql_label = (
+            ceiling_sql.get("label")
+            if target == "ceiling"
+            else platform_sql.get("label", {}).get("mean_sql")
+        )
+        lines.append(
+            f"| {row['mode']} | {level} | {target} | {rate} | "
+            f"{_fmt(row.get('ratio'), 2) if target == 'platform' else '1'} | "
+            f"{_lat(f['next'])} | {_lat(f['label'])} | {_errors(f)} | "
+            f"{_fmt(sql_next)} | {_fmt(sql_label)} | {_fmt(f['postgres']['xacts_per_request'], 2)} | "
+            f"{_fmt(cpu['server'])} / {_fmt(cpu['postgres'])} / {_fmt(cpu['client'])} | "
+            f"{_invariants(run) if target == 'platform' else '–'} |"
+        )
     lines += ["", "## Open loop details", ""]
     lines += [
         "| rate | server | pool (entered) | achieved/s | missed starts | cycle p50/p95/p99 (from schedule) "
         "| client start lag p99 | held (≥95 % and p99 ≤ bound) |",
         "|---|---|---:|---:|---:|---|---:|---|",
     ]
-    for row in pairs(results):
+    for row, target, run in best_runs(results):
         if row["mode"] != "open":
             continue
-        for target in ("ceiling", "platform"):
-            run = row[target]
-            if run is None:
-                continue
-            f = run["figures"]
-            o = f["open_loop"]
-            lines.append(
-                f"| {row['level']:g}/s | {target} | {f['annotators']} ({f.get('annotators_entered', '–')}) "
-                f"| {_fmt(f['cycles_per_s'])} | {o['missed_starts']} "
-                f"| {_lat(o['cycle_latency_from_schedule'])} | {_fmt(o['start_lag']['p99'])} "
-                f"| {'yes' if f.get('held') else 'no'} (bound {f['p99_bound_ms']:g} ms) |"
-            )
+        f = run["figures"]
+        o = f["open_loop"]
+        lines.append(
+            f"| {row['level']:g}/s | {target} | {f['annotators']} ({f.get('annotators_entered', '–')}) "
+            f"| {_fmt(f['cycles_per_s'])} | {o['missed_starts']} "
+            f"| {_lat(o['cycle_latency_from_schedule'])} | {_fmt(o['start_lag']['p99'])} "
+            f"| {'yes' if f.get('held') else 'no'} (bound {f['p99_bound_ms']:g} ms) |"
+        )
     lines += ["", "## CPU and client load (best runs)", ""]
     lines += [
         "| mode | level | server | server cores | postgres cores | client cores (busiest process) "
@@ -203,23 +213,19 @@ def render_markdown(results: dict) -> str:
         "| tuples returned / inserted / updated per cycle |",
         "|---|---|---|---:|---:|---|---:|---:|---|---:|---|",
     ]
-    for row in pairs(results):
-        for target in ("ceiling", "platform"):
-            run = row[target]
-            if run is None:
-                continue
-            f = run["figures"]
-            share = f["cpu_share"]
-            tuples = f["postgres"]["tuples_per_cycle"]
-            lines.append(
-                f"| {row['mode']} | {row['level']:g} | {target} | {_fmt(share['server'], 2)} "
-                f"| {_fmt(share['postgres'], 2)} | {_fmt(share['client_total'], 2)} "
-                f"({_fmt(share['client_busiest_process'], 2)}) | {_fmt(share['other_processes'], 2)} "
-                f"| {share['machine_busy'] * 100:.0f} % "
-                f"| {_fmt(f['cpu_ms_per_request']['server'])} / {_fmt(f['cpu_ms_per_request']['postgres'])} "
-                f"| {_fmt(f['postgres']['xacts_per_request'], 2)} "
-                f"| {_fmt(tuples['tup_returned'], 0)} / {_fmt(tuples['tup_inserted'])} / {_fmt(tuples['tup_updated'])} |"
-            )
+    for row, target, run in best_runs(results):
+        f = run["figures"]
+        share = f["cpu_share"]
+        tuples = f["postgres"]["tuples_per_cycle"]
+        lines.append(
+            f"| {row['mode']} | {row['level']:g} | {target} | {_fmt(share['server'], 2)} "
+            f"| {_fmt(share['postgres'], 2)} | {_fmt(share['client_total'], 2)} "
+            f"({_fmt(share['client_busiest_process'], 2)}) | {_fmt(share['other_processes'], 2)} "
+            f"| {share['machine_busy'] * 100:.0f} % "
+            f"| {_fmt(f['cpu_ms_per_request']['server'])} / {_fmt(f['cpu_ms_per_request']['postgres'])} "
+            f"| {_fmt(f['postgres']['xacts_per_request'], 2)} "
+            f"| {_fmt(tuples['tup_returned'], 0)} / {_fmt(tuples['tup_inserted'])} / {_fmt(tuples['tup_updated'])} |"
+        )
     if platform_sql:
         lines += [
             "",

@@ -414,7 +414,7 @@ class Runner:
             group = {"mode": mode, "level": level, "ceiling": [], "platform": []}
             self.results["measurements"].append(group)
             for repeat in range(args.repeat):
-                for target in ("ceiling", "platform"):
+                for target in report.TARGETS:
                     group[target].append(self.measure(target, mode, level, repeat))
                     self.save()
         self._client_notes()
@@ -426,10 +426,8 @@ class Runner:
 
     def _client_notes(self) -> None:
         busiest = 0.0
-        for group in self.results["measurements"]:
-            for target in ("ceiling", "platform"):
-                for run in group[target]:
-                    busiest = max(busiest, run["figures"]["cpu_share"]["client_busiest_process"])
+        for _, _, run in report.every_run(self.results):
+            busiest = max(busiest, run["figures"]["cpu_share"]["client_busiest_process"])
         note = f"Busiest client process used {busiest:.2f} of a core in a window" + (
             " — it may have limited the measurement; try --client-procs 2."
             if busiest >= 0.9
