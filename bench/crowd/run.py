@@ -368,21 +368,13 @@ class Runner:
         self.log(
             f"{mode} loop, {level:g} {'annotators' if mode == 'closed' else 'cycles/s'}: {target} (repeat {repeat + 1})"
         )
-        outcome = run_measurement(
-            server=self.servers[target],
-            target=target,
-            mode=mode,
-            level=level,
-            procs=args.client_procs,
-            worker_prefix=prefix,
-            slug=SLUG,
+        outcome = self._clients(
+            target,
+            mode,
+            level,
+            prefix,
             warmup=args.warmup,
             duration=args.duration,
-            drain=args.drain,
-            pool_seconds=args.pool_seconds,
-            p99_bound_ms=args.p99_bound_ms,
-            db=self.db,
-            postmaster=self.postmaster,
             seed=args.seed + repeat,
         )
         figures = outcome["figures"]
@@ -406,6 +398,27 @@ class Runner:
             )
         )
         return run
+
+    def _clients(self, target: str, mode: str, level: float, prefix: str, **window) -> dict:
+        """The clients run against ``target``'s server (``run_measurement``) with this run's
+        client processes, drain, open-loop pool and p99 bound; ``window``: the measurement's
+        own ``warmup``, ``duration`` and ``seed`` (and ``on_window_start``)."""
+        args = self.args
+        return run_measurement(
+            server=self.servers[target],
+            target=target,
+            mode=mode,
+            level=level,
+            procs=args.client_procs,
+            worker_prefix=prefix,
+            slug=SLUG,
+            drain=args.drain,
+            pool_seconds=args.pool_seconds,
+            p99_bound_ms=args.p99_bound_ms,
+            db=self.db,
+            postmaster=self.postmaster,
+            **window,
+        )
 
     def run_all(self) -> None:
         args = self.args
@@ -449,21 +462,13 @@ class Runner:
         self.log(f"profiling worker {workers[0]} for {seconds:g} s under 60 annotators")
         holder = {}
         ensure_capacity(self.db, self.env, self.batch, int(600 * (seconds + 10)), self.log)
-        outcome = run_measurement(
-            server=server,
-            target="platform",
-            mode="closed",
-            level=60,
-            procs=args.client_procs,
-            worker_prefix=f"bench-{int(time.time())}-profile-",
-            slug=SLUG,
+        outcome = self._clients(
+            "platform",
+            "closed",
+            60,
+            f"bench-{int(time.time())}-profile-",
             warmup=3.0,
             duration=seconds + 1.0,
-            drain=args.drain,
-            pool_seconds=args.pool_seconds,
-            p99_bound_ms=args.p99_bound_ms,
-            db=self.db,
-            postmaster=self.postmaster,
             seed=args.seed,
             on_window_start=lambda: holder.setdefault("spy", spy.record(workers[0], seconds, raw)),
         )
