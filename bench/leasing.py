@@ -21,9 +21,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
 
-from analysis import ensure_database, setup_django  # noqa: E402  (bench/analysis.py)
+from bench.analysis import ensure_database, setup_django  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/bench_leasing"
 RESULTS = REPO / "bench" / "results"
