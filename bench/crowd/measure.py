@@ -135,7 +135,7 @@ def run_measurement(
         plans.append(
             clients.ClientPlan(
                 target=target,
-                base_url=server.base_url,
+                base_url=server.client_url(p),
                 slug=slug,
                 mode=mode,
                 worker_ids=ids,

@@ -282,7 +282,15 @@ def render_markdown(results: dict) -> str:
             else f"the work tree as it was, {git['dirty_files']} files changed from the commit"
         )
         + ".",
-        f"- Server: `{meta['server_command']}` (the ceiling: the same with `bench.crowd.ceiling`); "
+        f"- Server: `{meta['server_command']}` (the ceiling: the same with `bench.crowd.ceiling`)"
+        + (
+            f", {options['web_servers']} such servers of each, as web containers, the "
+            "clients' processes spread over them"
+            if options.get("web_servers", 1) > 1
+            else ""
+        )
+        + (f"; through PgBouncer ({meta['pgbouncer']})" if meta.get("pgbouncer") else "")
+        + "; "
         f"extra environment: {options['env'] or 'none'}; "
         + (
             f"Redis `{options['redis']}` (sessions read from the cache, as in production)"

@@ -20,7 +20,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: bench/crowd/run.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.crowd import invariants, procstat, report, spy  # noqa: E402
+from bench.crowd import invariants, procstat, report, spy, web_tier  # noqa: E402
 from bench.crowd.measure import run_measurement  # noqa: E402
 from bench.crowd.server import NO_DATABASE_URL, Server  # noqa: E402
 from bench.crowd.setup_db import (  # noqa: E402
@@ -82,7 +82,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         default=1,
         help="repeat each (ceiling, platform) pair K times; best of K",
     )
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (per server)")
+    web_tier.add_arguments(parser)
     parser.add_argument("--worker-class", default="sync", help="gunicorn worker class (-k)")
     parser.add_argument("--threads", type=int, default=1, help="gunicorn --threads (gthread)")
     parser.add_argument(
@@ -191,6 +192,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         extra[key] = value
     args.extra_env = extra
     args.redis = args.redis.strip()
+    args.web_servers = max(1, args.web_servers)
+    args.client_procs = max(args.client_procs, args.web_servers)
     return args
 
 
@@ -225,6 +228,7 @@ class Runner:
             server_env["REDIS_URL"] = self.redis_url
         self.env = django_env(self.db, self.static_root, server_env)
         self.servers: dict[str, Server] = {}
+        self.bouncer: web_tier.Bouncer | None = None
         self.batch: BenchBatch | None = None
         self.postmaster = procstat.find_postmaster()
         self.out_dir = Path(args.out_dir)
@@ -242,6 +246,8 @@ class Runner:
                     "drain": args.drain,
                     "repeat": args.repeat,
                     "workers": args.workers,
+                    "web_servers": args.web_servers,
+                    "pgbouncer_pool_size": args.pgbouncer_pool_size if args.pgbouncer else None,
                     "worker_class": args.worker_class,
                     "threads": args.threads,
                     "timeout": args.timeout,
@@ -281,15 +287,14 @@ class Runner:
             "threads": args.threads,
             "timeout": args.timeout,
         }
-        self.servers["ceiling"] = Server(
-            "ceiling",
-            "bench.crowd.ceiling",
-            ceiling_env,
-            log_path=self.tmp / "ceiling.log",
-            **common,
+        self.bouncer, self.platform_env = web_tier.database_route(
+            args, self.env, self.db.url, self.results["meta"]
         )
-        self.servers["platform"] = Server(
-            "platform", "config.wsgi", self.env, log_path=self.tmp / "platform.log", **common
+        self.servers["ceiling"] = web_tier.server_group(
+            args.web_servers, "ceiling", "bench.crowd.ceiling", ceiling_env, self.tmp, **common
+        )
+        self.servers["platform"] = web_tier.server_group(
+            args.web_servers, "platform", "config.wsgi", self.platform_env, self.tmp, **common
         )
         self.servers["ceiling"].start("/ceiling/entry")
         self.servers["platform"].start("/healthz")
@@ -314,7 +319,7 @@ class Runner:
         done = subprocess.run(
             [sys.executable, "-c", probe],
             cwd=code_dir(),
-            env=self.env,
+            env=self.platform_env,
             capture_output=True,
             text=True,
         )
@@ -499,6 +504,10 @@ class Runner:
     def close(self, failed: bool) -> None:
         for server in self.servers.values():
             server.stop()
+        if self.bouncer is not None:
+            if failed:
+                self.log(f"pgbouncer's log ends:\n{self.bouncer.log_text()}")
+            self.bouncer.stop()
         if failed:
             self.log(f"server logs kept in {self.tmp}")
         else:

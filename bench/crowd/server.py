@@ -49,6 +49,11 @@ class Server:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def client_url(self, index: int) -> str:
+        """Where client process ``index`` sends its requests (``web_tier.ServerGroup``
+        spreads them over several servers)."""
+        return self.base_url
+
     def start(self, ready_path: str, timeout: float = 300.0) -> None:
         self.port = free_port()
         self.command = [

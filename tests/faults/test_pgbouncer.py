@@ -13,77 +13,20 @@ front of the fault stack's PostgreSQL, with two gunicorn processes behind it.
 
 import csv
 import io
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
+from bench.crowd.web_tier import Bouncer
 from tests.faults import stack
 from tests.faults.test_outages import N_ITEMS, PER_ITEM, _play, _researcher_token
 
 pytestmark = pytest.mark.slow
 
-PGBOUNCER = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
-
-
-class Bouncer:
-    """PgBouncer in transaction mode in front of the stack's cluster, run as the
-    ``postgres`` user (it refuses to run as root) from a folder of its own."""
-
-    def __init__(self, postgres_port: int):
-        self.root = Path(tempfile.mkdtemp(prefix="fault-pgbouncer-"))
-        os.chmod(self.root, 0o777)
-        self.port = stack.free_port()
-        (self.root / "users.txt").write_text('"postgres" ""\n')
-        self.config = self.root / "pgbouncer.ini"
-        self.log_path = self.root / "pgbouncer.log"
-        self.config.write_text(
-            "[databases]\n"
-            f"* = host=127.0.0.1 port={postgres_port}\n"
-            "[pgbouncer]\n"
-            f"listen_addr = 127.0.0.1\nlisten_port = {self.port}\n"
-            "unix_socket_dir =\n"
-            "auth_type = trust\n"
-            f"auth_file = {self.root / 'users.txt'}\n"
-            "pool_mode = transaction\n"
-            # fewer server connections than the web processes hold: they must share them
-            "default_pool_size = 3\nmax_client_conn = 200\n"
-            f"logfile = {self.log_path}\n"
-            f"pidfile = {self.root / 'pgbouncer.pid'}\n"
-        )
-        for path in self.root.iterdir():
-            os.chmod(path, 0o666)
-        self.process = None
-
-    def start(self) -> "Bouncer":
-        runas = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-        self.process = subprocess.Popen(
-            [*runas, PGBOUNCER, str(self.config)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        stack.wait_for(self._listening, 20, f"pgbouncer\n{self.log_text()[-2000:]}")
-        return self
-
-    def _listening(self) -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-            return True
-        except OSError:
-            return False
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-        shutil.rmtree(self.root, ignore_errors=True)
-
-    def log_text(self) -> str:
-        return self.log_path.read_text() if self.log_path.exists() else ""
+# PgBouncer in transaction mode, run as the ``postgres`` user from a folder of its own (the
+# crowd benchmark's, bench/crowd/web_tier.py), with fewer server connections than the two
+# web processes hold: they must share them
+SERVER_CONNECTIONS = 3
 
 
 class PooledStack:
@@ -101,11 +44,11 @@ class PooledStack:
 
 @pytest.fixture
 def pooled_web(stack_db, tmp_path):
-    if not os.path.exists(PGBOUNCER):
+    if not Bouncer.available():
         pytest.skip("needs pgbouncer (.ci/run installs it)")
     fault_stack = stack_db
     direct_url = fault_stack.database_url
-    bouncer = Bouncer(fault_stack.postgres.port).start()
+    bouncer = Bouncer("127.0.0.1", fault_stack.postgres.port, SERVER_CONNECTIONS).start()
     environment = {
         **fault_stack.environment,
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:{bouncer.port}/app",
