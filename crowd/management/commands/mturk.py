@@ -15,15 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.audit import Actor
 from core.errors import ServiceError
-from crowd.commands import (
-    action_parsers,
-    amount,
-    basis_and_rate,
-    batch_or_error,
-    bonus_basis_arguments,
-    bonus_table,
-    review_table,
-)
+from crowd import commands
 from crowd.models import BonusRun, Platform
 from crowd.services import bonuses, mturk
 from crowd.services.places import plan_places
@@ -34,21 +26,23 @@ class Command(BaseCommand):
     help = "Create HITs, sync, review and pay bonuses of a batch on Amazon Mechanical Turk."
 
     def add_arguments(self, parser):
-        actions = action_parsers(parser, ("create-hit", "sync", "review", "bonus"), "MTurk")
+        actions = commands.action_parsers(
+            parser, ("create-hit", "sync", "review", "bonus"), "MTurk"
+        )
         hit = actions["create-hit"]
         hit.add_argument("--base-url", required=True, help="the site's https:// address")
-        hit.add_argument("--reward", type=amount, required=True, help="USD per assignment")
+        hit.add_argument("--reward", type=commands.amount, required=True, help="USD per assignment")
         hit.add_argument("--frame-height", type=int, default=800)
         hit.add_argument("--max-assignments", type=int, default=None)
         hit.add_argument("--lifetime-days", type=int, default=7)
         hit.add_argument("--title", default="")
         actions["review"].add_argument("--reject-failed-checks", action="store_true")
-        bonus_basis_arguments(actions["bonus"], required=True)
+        commands.bonus_basis_arguments(actions["bonus"], required=True)
 
     def handle(self, *args, action: str, slug: str, **options):
         from botocore.exceptions import BotoCoreError, ClientError
 
-        batch = batch_or_error(slug)
+        batch = commands.batch_or_error(slug)
         try:
             getattr(self, "_" + action.replace("-", "_"))(batch, Actor.command_line(), options)
         except (ServiceError, ClientError, BotoCoreError) as failed:
@@ -107,16 +101,20 @@ class Command(BaseCommand):
             )
             return
         mturk.sync(batch, client, actor=actor)
-        for line in review_table(propose(batch, Platform.MTURK, reject_failed_checks=reject)):
+        for line in commands.review_table(
+            propose(batch, Platform.MTURK, reject_failed_checks=reject)
+        ):
             self.stdout.write(line)
         self.stdout.write("Dry run: nothing changed on MTurk (add --apply).")
 
     def _bonus(self, batch, actor, options):
-        basis, rate = basis_and_rate(options)
+        basis, rate = commands.basis_and_rate(options)
         client = self._client()
         mturk.sync(batch, client, actor=actor)
         if not options["apply"]:
-            for line in bonus_table(bonuses.compute(batch, Platform.MTURK, basis, rate), "USD"):
+            for line in commands.bonus_table(
+                bonuses.compute(batch, Platform.MTURK, basis, rate), "USD"
+            ):
                 self.stdout.write(line)
             self.stdout.write("Preview: nothing paid (add --apply).")
             return
@@ -124,7 +122,7 @@ class Command(BaseCommand):
         if pending is not None:
             self.stdout.write(f"Resuming bonus run {pending.pk} (same request tokens).")
         rows, run = bonuses.pay_owed(batch, Platform.MTURK, basis, rate, client=client, actor=actor)
-        for line in bonus_table(rows, "USD") if rows else []:
+        for line in commands.bonus_table(rows, "USD") if rows else []:
             self.stdout.write(line)
         if run is None:
             self.stdout.write("Nobody is owed anything: nothing paid.")

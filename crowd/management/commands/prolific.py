@@ -17,14 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.audit import Actor
 from core.errors import ServiceError
-from crowd.commands import (
-    action_parsers,
-    basis_and_rate,
-    batch_or_error,
-    bonus_basis_arguments,
-    bonus_table,
-    review_table,
-)
+from crowd import commands
 from crowd.models import BonusRun, Platform
 from crowd.services import bonuses, places
 from crowd.services.prolific_client import Ambiguous, NotConfigured, ProlificClient, ProlificError
@@ -36,14 +29,14 @@ class Command(BaseCommand):
     help = "Sync, review, pay bonuses and set places of a batch's Prolific study."
 
     def add_arguments(self, parser):
-        actions = action_parsers(parser, ("sync", "review", "bonus", "places"), "Prolific")
+        actions = commands.action_parsers(parser, ("sync", "review", "bonus", "places"), "Prolific")
         actions["review"].add_argument("--reject-failed-checks", action="store_true")
-        group = bonus_basis_arguments(actions["bonus"], required=False)
+        group = commands.bonus_basis_arguments(actions["bonus"], required=False)
         group.add_argument("--resolve", nargs=2, metavar=("RUN", "paid|unpaid"))
         actions["places"].add_argument("--margin", type=float, default=None)
 
     def handle(self, *args, action: str, slug: str, **options):
-        batch = batch_or_error(slug)
+        batch = commands.batch_or_error(slug)
         if not batch.prolific_study_id and not options.get("resolve"):
             raise CommandError(
                 f"prolific_study_id: {batch.slug} has none; set it (Edit tab, the API, or "
@@ -78,7 +71,9 @@ class Command(BaseCommand):
             )
             return
         sync_prolific(batch, client, actor=actor)
-        for line in review_table(propose(batch, Platform.PROLIFIC, reject_failed_checks=reject)):
+        for line in commands.review_table(
+            propose(batch, Platform.PROLIFIC, reject_failed_checks=reject)
+        ):
             self.stdout.write(line)
         self.stdout.write("Dry run: nothing changed on Prolific (add --apply).")
 
@@ -88,14 +83,14 @@ class Command(BaseCommand):
             run = bonuses.resolve(batch, int(run_id), outcome, actor=actor)
             self.stdout.write(f"Bonus run {run.pk} is now {run.state}.")
             return
-        basis, rate = basis_and_rate(options)
+        basis, rate = commands.basis_and_rate(options)
         client = self._client()
         sync_prolific(batch, client, actor=actor)
         if not options["apply"]:
             pending = bonuses.unsettled_run(batch, Platform.PROLIFIC)
             if pending is not None:
                 self.stdout.write(f"Bonus run {pending.pk} is {pending.state}: --apply settles it.")
-            for line in bonus_table(
+            for line in commands.bonus_table(
                 bonuses.compute(batch, Platform.PROLIFIC, basis, rate), batch.reward_currency
             ):
                 self.stdout.write(line)
@@ -104,7 +99,7 @@ class Command(BaseCommand):
         rows, run = bonuses.pay_owed(
             batch, Platform.PROLIFIC, basis, rate, client=client, actor=actor
         )
-        for line in bonus_table(rows, batch.reward_currency) if rows else []:
+        for line in commands.bonus_table(rows, batch.reward_currency) if rows else []:
             self.stdout.write(line)
         if run is None:
             self.stdout.write("Nobody is owed anything: nothing paid.")
