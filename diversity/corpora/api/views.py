@@ -21,15 +21,7 @@ from core.jobs.study_api import start_analysis
 from diversity.corpora import selectors
 from diversity.corpora.access import CanAnalyseCorpora, CanMakeBatches
 from diversity.corpora.models import Corpus, SelectionRule
-from diversity.corpora.services.analyses import (
-    DEFAULT_DRAWS,
-    DEFAULT_SEED,
-    JOB_KIND,
-    analysis_params,
-    job_file,
-    latest_analysis,
-    latest_job,
-)
+from diversity.corpora.services import analyses
 from diversity.corpora.services.batches import MAX_PER_QUERY, make_batch
 
 __all__ = [
@@ -130,7 +122,7 @@ class CorpusDetailView(APIView):
     )
     def get(self, request, name: str):
         corpus = _corpus(name)
-        job = latest_job(corpus)
+        job = analyses.latest_job(corpus)
         payload = corpus_payload(request, corpus, job.finished_at if job else None)
         categories: dict[str, int] = {}
         for category in corpus.queries.values_list("category", flat=True):
@@ -172,7 +164,7 @@ class CorpusReportView(APIView):
         responses={200: ReportResponse, **error_responses(401, 403, 404)},
     )
     def get(self, request, name: str):
-        found = latest_analysis(_corpus(name))
+        found = analyses.latest_analysis(_corpus(name))
         if found is None:
             raise NotFound(f"corpus: {name} has no finished analysis yet; start one first")
         return Response(found[1])
@@ -194,8 +186,8 @@ class CorpusQueryTableView(APIView):
     )
     def get(self, request, name: str):
         corpus = _corpus(name)
-        job = latest_job(corpus)
-        path = job_file(job, "queries") if job is not None else None
+        job = analyses.latest_job(corpus)
+        path = analyses.job_file(job, "queries") if job is not None else None
         if path is None:
             raise NotFound(f"corpus: {name} has no finished analysis yet; start one first")
         category = request.query_params.get("category")
@@ -272,8 +264,8 @@ class CorpusQueryProjectionView(APIView):
 
 
 class CorpusAnalysisRequest(serializers.Serializer):
-    bootstrap = serializers.IntegerField(required=False, default=DEFAULT_DRAWS)
-    seed = serializers.IntegerField(required=False, default=DEFAULT_SEED)
+    bootstrap = serializers.IntegerField(required=False, default=analyses.DEFAULT_DRAWS)
+    seed = serializers.IntegerField(required=False, default=analyses.DEFAULT_SEED)
     lexical = serializers.BooleanField(required=False, default=False)
     human_batch = serializers.CharField(required=False, allow_blank=True, allow_null=True)
 
@@ -294,7 +286,11 @@ class CorpusAnalysesView(APIView):
     )
     def post(self, request, name: str):
         return start_analysis(
-            request, _corpus(name), CorpusAnalysisRequest, analysis_params, JOB_KIND
+            request,
+            _corpus(name),
+            CorpusAnalysisRequest,
+            analyses.analysis_params,
+            analyses.JOB_KIND,
         )
 
 
