@@ -41,7 +41,7 @@ def request_of_form(study) -> type:
             fields[name] = serializers.CharField(
                 required=False, allow_blank=True, allow_null=True, help_text=form_field.help_text
             )
-    component = "".join(part.capitalize() for part in study.slug.split("-")) + "AnalysisRequest"
+    component = study.class_stem + "AnalysisRequest"
     return type(component, (serializers.Serializer,), fields)
 
 
@@ -82,7 +82,7 @@ class SubjectAnalysisView(APIView):
         """This view for ``study``: its subject, and its permission (analysing; reading needs
         only the right to view)."""
         permission = permission_class(study.can_analyse, read_check=study.can_view)
-        name = "".join(part.capitalize() for part in study.slug.split("-")) + cls.__name__
+        name = study.class_stem + cls.__name__
         return type(
             name, (cls,), {"study": study, "permission_classes": [permission], **attributes}
         )

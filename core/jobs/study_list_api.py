@@ -56,7 +56,7 @@ class SubjectListView(APIView):
         the list, the right to view)."""
         listing = study.list_api
         permission = permission_class(study.can_import, read_check=study.can_view)
-        name = "".join(part.capitalize() for part in study.slug.split("-")) + cls.__name__
+        name = study.class_stem + cls.__name__
         view = type(name, (cls,), {"study": study, "permission_classes": [permission]})
         one = inline_serializer(listing.component, fields=dict(listing.fields))
         many = type(one)(many=True)  # the same component, as a list

@@ -117,6 +117,12 @@ class StudyType:
         return self.subject_label[:1].upper() + self.subject_label[1:]
 
     @property
+    def class_stem(self) -> str:
+        """The slug as the start of a class or schema component name: "genie" → "Genie",
+        "one-word" → "OneWord"."""
+        return "".join(part.capitalize() for part in self.slug.split("-"))
+
+    @property
     def tag(self) -> str:
         return self.api_tag or self.slug
 
