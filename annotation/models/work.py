@@ -90,7 +90,13 @@ class Assignment(models.Model):
             ),
         ]
         indexes = [
+            # A batch's open leases by expiry, and a person's leases by state. Neither is
+            # partial: PostgreSQL's statistics always see open leases as rare, and would
+            # take a scan of a whole partial index over them as nearly free for any
+            # question about open leases; whole indexes are chosen by the columns the
+            # question names (annotation.services.work_state).
             models.Index(fields=["batch", "state", "expires_at"], name="assignment_open_expiry"),
+            models.Index(fields=["annotator", "state"], name="assignment_annotator_state"),
         ]
 
     def __str__(self) -> str:

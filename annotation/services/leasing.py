@@ -64,11 +64,9 @@ from annotation.services.leases import (
     release_leases,
 )
 from annotation.services.work_state import (
-    WORK_STATE_COLUMNS,
     WorkState,
     participation_for_work,
     read_work_state,
-    work_state_fields,
 )
 from core.errors import NotFound, Unavailable
 from core.locking import lock_rows
@@ -77,7 +75,6 @@ from core.locking import lock_rows
 # life and the work state from here, where leasing began; they live beside it now.
 __all__ = [
     "LEASE_FIELDS",
-    "WORK_STATE_COLUMNS",
     "LeaseOutcome",
     "NoWorkReason",
     "WorkState",
@@ -87,7 +84,6 @@ __all__ = [
     "participation_for_work",
     "read_work_state",
     "release_leases",
-    "work_state_fields",
 ]
 
 CANDIDATE_ATTEMPTS = 20

@@ -4,21 +4,20 @@
 participant's status, consent and questionnaire, when their next attention check and repeat
 are due, their regular labels so far, whether the batch holds expired leases to give back,
 and their own unexpired lease. The crowdworker API reads it with the participation and the
-batch in one statement (``participation_for_work``); other callers annotate a participation
-query with ``work_state_fields`` (``read_work_state``). Both must stay one round trip: this
-is read on every request for work.
+batch in one statement (``participation_for_work``), other callers by the participation
+(``read_work_state``); both must stay one round trip: this is read on every request for
+work. The annotator's own lease is found among their own open leases
+(``_own_open_leases``), never among the batch's: how many people are at work must not
+change what a request reads.
 """
 
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache, partial
-
-from django.db.models import Exists, OuterRef, Subquery
+from functools import cache
 
 from annotation.models import (
     Assignment,
-    AssignmentState,
     Batch,
     Item,
     Participation,
@@ -43,45 +42,6 @@ class WorkState:
     stale_leases: bool
     held_lease: uuid.UUID | None
 
-    @classmethod
-    def of(cls, row) -> "WorkState":
-        """From a participation (or a ``values()`` dict) annotated by ``work_state_fields``."""
-        get = row.get if isinstance(row, dict) else partial(getattr, row)
-        return cls(
-            status=get("status"),
-            consented_at=get("consented_at"),
-            answered_at=get("answered_at"),
-            next_check_after=get("next_check_after"),
-            next_repeat_after=get("next_repeat_after"),
-            done=get("regular_labels") or 0,
-            stale_leases=bool(get("work_stale_leases")),
-            held_lease=get("work_held_lease"),
-        )
-
-
-def work_state_fields(batch_ref, annotator_ref, now: datetime) -> dict:
-    """Annotations of a participation query that make up its ``WorkState`` with the
-    participation's own columns (``WORK_STATE_COLUMNS``); ``batch_ref`` and
-    ``annotator_ref`` name the batch and the annotator (``OuterRef("batch_id")`` and
-    ``OuterRef("annotator_id")``)."""
-    held = (
-        Assignment.objects.filter(
-            batch_id=batch_ref,
-            annotator_id=annotator_ref,
-            state=AssignmentState.OPEN,
-            expires_at__gt=now,
-        )
-        .order_by("position_in_bundle")
-        .values("pk")[:1]
-    )
-    stale = Assignment.objects.filter(
-        batch_id=batch_ref, state=AssignmentState.OPEN, expires_at__lte=now
-    )
-    return {
-        "work_stale_leases": Exists(stale),
-        "work_held_lease": Subquery(held),
-    }
-
 
 def participation_for_work(
     batch_slug: str, annotator_pk: int, now: datetime
@@ -91,11 +51,17 @@ def participation_for_work(
     ``None`` when there is no such participation (``annotation.services.sql``)."""
     with sql.cursor() as cursor:
         cursor.execute(
-            _work_state_sql(), {"slug": batch_slug, "annotator": annotator_pk, "now": now}
+            _work_state_sql("b.slug = %(slug)s"),
+            {"slug": batch_slug, "annotator": annotator_pk, "now": now},
         )
         row = cursor.fetchone()
     if row is None:
         return None
+    return _participation_and_state(row)
+
+
+def _participation_and_state(row) -> tuple[Participation, WorkState]:
+    """A row of ``_work_state_sql``: the participation (its ``batch`` loaded) and its state."""
     n_participation = len(sql.columns(Participation))
     n_batch = len(sql.columns(Batch))
     participation = sql.instance(Participation, row[:n_participation])
@@ -114,43 +80,57 @@ def participation_for_work(
     return participation, state
 
 
-@sql.statement
-def _work_state_sql() -> str:
-    assignment = sql.table(Assignment)
+def _own_open_leases() -> str:
+    """A ``WITH`` entry, ``mine``: the annotator's (``%(annotator)s``) open leases in every
+    batch — a handful at most. It is asked by annotator alone, kept apart by
+    ``MATERIALIZED``, so that it is always read through ``assignment_annotator_state``:
+    asked together with the batch, PostgreSQL answers through ``assignment_open_expiry``
+    whenever its statistics see open leases as rare (they always do) and reads every open
+    lease of the batch — one per person at work — to find this person's."""
+    return f"""mine AS MATERIALIZED (
+        SELECT a.id, a.batch_id, a.expires_at, a.position_in_bundle
+        FROM {sql.table(Assignment)} a
+        WHERE a.annotator_id = %(annotator)s AND a.state = 'open')"""
+
+
+def _held_lease(batch: str) -> str:
+    """The annotator's unexpired lease in ``batch`` (its first bundle position), from
+    ``mine`` (``_own_open_leases``)."""
+    return f"""(SELECT m.id FROM mine m
+             WHERE m.batch_id = {batch} AND m.expires_at > %(now)s
+             ORDER BY m.position_in_bundle LIMIT 1)"""
+
+
+def _stale_leases(batch: str) -> str:
+    """Whether ``batch`` holds an expired lease to give back: whether its open lease that
+    expires first has expired. Asked in that order, it is one entry of
+    ``assignment_open_expiry`` however
+    rare the statistics believe open leases to be."""
+    return f"""COALESCE((SELECT a.expires_at <= %(now)s FROM {sql.table(Assignment)} a
+                         WHERE a.batch_id = {batch} AND a.state = 'open'
+                         ORDER BY a.expires_at LIMIT 1), FALSE)"""
+
+
+@cache
+def _work_state_sql(where: str) -> str:
     return f"""
+        WITH {_own_open_leases()}
         SELECT {sql.select_list(Participation, "p")}, {sql.select_list(Batch, "b")},
-            EXISTS (SELECT 1 FROM {assignment} a
-                    WHERE a.batch_id = p.batch_id AND a.state = 'open'
-                      AND a.expires_at <= %(now)s),
-            (SELECT a.id FROM {assignment} a
-             WHERE a.batch_id = p.batch_id AND a.annotator_id = p.annotator_id
-               AND a.state = 'open' AND a.expires_at > %(now)s
-             ORDER BY a.position_in_bundle LIMIT 1)
+            {_stale_leases("p.batch_id")}, {_held_lease("p.batch_id")}
         FROM {sql.table(Participation)} p JOIN {sql.table(Batch)} b ON b.id = p.batch_id
-        WHERE b.slug = %(slug)s AND p.annotator_id = %(annotator)s
+        WHERE {where} AND p.annotator_id = %(annotator)s
     """
 
 
 def read_work_state(participation: Participation, now: datetime) -> WorkState:
-    row = (
-        Participation.objects.filter(pk=participation.pk)
-        .annotate(**work_state_fields(OuterRef("batch_id"), OuterRef("annotator_id"), now))
-        .values(*WORK_STATE_COLUMNS, "work_stale_leases", "work_held_lease")
-        .first()
-    )
+    """The participation's ``WorkState`` as it is now in the database, in one query."""
+    params = {"batch": participation.batch_id, "annotator": participation.annotator_id}
+    with sql.cursor() as cursor:
+        cursor.execute(_work_state_sql("p.batch_id = %(batch)s"), {**params, "now": now})
+        row = cursor.fetchone()
     if row is None:
         raise NotFound("This annotator has not entered the batch.")
-    return WorkState.of(row)
-
-
-WORK_STATE_COLUMNS = (
-    "status",
-    "consented_at",
-    "answered_at",
-    "next_check_after",
-    "next_repeat_after",
-    "regular_labels",
-)
+    return _participation_and_state(row)[1]
 
 
 @dataclass(frozen=True)
@@ -192,16 +172,14 @@ def _entry_state_sql(bundled: bool) -> str:
         else f"""EXISTS (SELECT 1 FROM {item} i
                  WHERE i.batch_id = %(batch)s AND i.reserved_count < i.target
                    AND NOT EXISTS (SELECT 1 FROM {assignment} a
-                                   WHERE a.item_id = i.id AND a.annotator_id = %(annotator)s))"""
+                                   WHERE a.item_id = i.id AND a.annotator_id = %(annotator)s
+                                     AND a.purpose <> 'repeat'))"""
     )
     return f"""
+        WITH {_own_open_leases()}
         SELECT
-            EXISTS (SELECT 1 FROM {assignment} a
-                    WHERE a.batch_id = %(batch)s AND a.state = 'open'
-                      AND a.expires_at <= %(now)s),
-            EXISTS (SELECT 1 FROM {assignment} a
-                    WHERE a.batch_id = %(batch)s AND a.annotator_id = %(annotator)s
-                      AND a.state = 'open' AND a.expires_at > %(now)s),
+            {_stale_leases("%(batch)s")},
+            {_held_lease("%(batch)s")} IS NOT NULL,
             {takeable},
             {sql.select_list(Participation, "p")}
         FROM (SELECT 1 AS one) AS one
