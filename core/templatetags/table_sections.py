@@ -1,4 +1,4 @@
-"""``{% table_section %}``: a report page's card holding one data table, written once.
+"""``{% table_section %}`` and ``{% data_table %}``: the staff pages' data tables, written once.
 
 Every staff report page (a batch's report, a census, a Genie set, a corpus, a query, a
 study type's own page) shows its tables in the same card: a heading with a short note,
@@ -26,6 +26,23 @@ from django.utils.html import format_html
 
 register = template.Library()
 
+
+def _wrapped_table(wrap_class: str, label: str, table_class: str, table_id: str, body) -> str:
+    """The table in its labelled region, which takes the keyboard focus: it scrolls
+    sideways when the screen is narrower than the table."""
+    id_attribute = format_html(' id="{}"', table_id) if table_id else ""
+    return format_html(
+        '<div class="{}" role="region" aria-label="{}" tabindex="0">\n'
+        '    <table class="{}"{}>{}</table>\n'
+        "  </div>",
+        wrap_class,
+        label,
+        table_class,
+        id_attribute,
+        body,
+    )
+
+
 FLAGS = {"sortable", "scroll"}
 OPTIONS = {"table_id", "label"}
 
@@ -48,21 +65,16 @@ class TableSectionNode(template.Node):
         label = options.get("label") or f"{title} table"
         wrap_class = "table-wrap scroll-table" if "scroll" in self.flags else "table-wrap"
         table_class = "data compact sortable" if "sortable" in self.flags else "data compact"
+        table = _wrapped_table(wrap_class, label, table_class, table_id, self.body.render(context))
         return format_html(
             '<section class="card flush" aria-labelledby="{0}-title" id="{0}">\n'
             '  <div class="card-head card-pad"><h2 id="{0}-title">{1}</h2>{2}</div>\n'
-            '  <div class="{3}" role="region" aria-label="{4}" tabindex="0">\n'
-            '    <table class="{5}" id="{6}">{7}</table>\n'
-            "  </div>{8}\n"
+            "  {3}{4}\n"
             "</section>",
             section_id,
             title,
             self.note.render(context),
-            wrap_class,
-            label,
-            table_class,
-            table_id,
-            self.body.render(context),
+            table,
             self.foot.render(context) if self.foot is not None else "",
         )
 
@@ -92,3 +104,43 @@ def table_section(parser, token):
         foot = parser.parse(("endtable_section",))
         parser.delete_first_token()
     return TableSectionNode(section_id, title, flags, options, note, body, foot)
+
+
+class DataTableNode(template.Node):
+    def __init__(self, label, options: dict, body):
+        self.label = label
+        self.options = options
+        self.body = body
+
+    def render(self, context) -> str:
+        options = {name: str(value.resolve(context)) for name, value in self.options.items()}
+        wrap_class = " ".join(["table-wrap", options.get("wrap", "")]).strip()
+        table_class = " ".join(["data", options.get("classes", "")]).strip()
+        label = str(self.label.resolve(context))
+        body = self.body.render(context)
+        return _wrapped_table(wrap_class, label, table_class, options.get("table_id", ""), body)
+
+
+DATA_TABLE_OPTIONS = {"classes", "wrap", "table_id"}
+
+
+@register.tag
+def data_table(parser, token):
+    """``{% data_table "Label" classes="compact" wrap="card flush" table_id="x" %}`` …
+    ``{% enddata_table %}``: a table in its labelled, focusable region alone, where the
+    page writes its own card around it (or none)."""
+    bits = token.split_contents()
+    tag = bits.pop(0)
+    if not bits:
+        raise template.TemplateSyntaxError(f"{tag} needs the region's label")
+    label = parser.compile_filter(bits[0])
+    options = {}
+    for bit in bits[1:]:
+        name, equals, value = bit.partition("=")
+        if not equals or name not in DATA_TABLE_OPTIONS:
+            known = ", ".join(f"{option}=…" for option in sorted(DATA_TABLE_OPTIONS))
+            raise template.TemplateSyntaxError(f"{tag}: unknown {bit!r} (known: {known})")
+        options[name] = parser.compile_filter(value)
+    body = parser.parse(("enddata_table",))
+    parser.delete_first_token()
+    return DataTableNode(label, options, body)

@@ -52,3 +52,26 @@ def test_options_name_the_table_and_the_region():
 def test_a_misspelt_section_fails_when_the_template_is_read(tag, problem):
     with pytest.raises(TemplateSyntaxError, match=problem):
         _render(tag + "{% table_body %}{% endtable_section %}")
+
+
+def test_a_data_table_alone_is_a_labelled_focusable_region():
+    html = _render(
+        '{% data_table label classes="history" wrap="card flush" %}'
+        "<tbody><tr><td>{{ cell }}</td></tr></tbody>{% enddata_table %}",
+        label="History <of> batch",
+        cell="<b>",
+    )
+    assert html.startswith(
+        '<div class="table-wrap card flush" role="region" '
+        'aria-label="History &lt;of&gt; batch" tabindex="0">'
+    )
+    assert '<table class="data history"><tbody><tr><td>&lt;b&gt;</td></tr></tbody></table>' in html
+    plain = _render('{% data_table "Rows" table_id="rows" %}{% enddata_table %}')
+    assert '<div class="table-wrap" role="region" aria-label="Rows" tabindex="0">' in plain
+    assert '<table class="data" id="rows"></table>' in plain
+
+
+@pytest.mark.parametrize("tag", ["{% data_table %}", '{% data_table "x" sortable %}'])
+def test_a_misspelt_data_table_fails_when_the_template_is_read(tag):
+    with pytest.raises(TemplateSyntaxError):
+        _render(tag + "{% enddata_table %}")
