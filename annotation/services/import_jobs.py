@@ -6,7 +6,6 @@ and deletes the saved copy. A rejected file fails the job with its problem lines
 ``Job.result["problems"]``.
 """
 
-import os
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -15,7 +14,7 @@ from django.utils import timezone
 from annotation.access import can_manage_batches
 from annotation.services.importing import import_items
 from core.audit import Actor
-from core.jobs.execution import JobProgress, job_files_dir, store_upload
+from core.jobs.execution import JobProgress, store_upload, stored_upload
 from core.jobs.kinds import register_job_kind
 from core.jobs.queue import start_job
 from core.models import Job
@@ -73,8 +72,7 @@ def newest_background_import(batch) -> BackgroundImport | None:
 
 @register_job_kind("import", can_view=can_manage_batches)
 def run_import(job: Job, progress: JobProgress) -> tuple[dict, str]:
-    stored = job_files_dir() / job.params["stored_file"]
-    try:
+    with stored_upload(job.params) as stored:
         progress(0, 1, message=f"importing {job.params['filename']}")
         summary = import_items(
             job.subject,
@@ -82,9 +80,6 @@ def run_import(job: Job, progress: JobProgress) -> tuple[dict, str]:
             filename=job.params["filename"],
             actor=Actor.of(job.created_by),
         )
-    finally:
-        if stored.exists():
-            os.remove(stored)
     progress(1, 1)
     return {
         "items_created": summary.items_created,

@@ -4,7 +4,8 @@ import json
 import shutil
 import time
 import uuid
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from django.conf import settings
@@ -53,6 +54,18 @@ def store_upload(upload, extension: str) -> str:
     with open(job_files_dir() / stored, "wb") as target:
         shutil.copyfileobj(upload, target, length=1024 * 1024)
     return stored
+
+
+@contextmanager
+def stored_upload(params: dict) -> Iterator[Path]:
+    """The file ``store_upload`` kept for a job (its ``params["stored_file"]``), removed
+    once the job has used it, whatever the outcome: an upload is kept only until its job
+    has run."""
+    stored = job_files_dir() / params["stored_file"]
+    try:
+        yield stored
+    finally:
+        stored.unlink(missing_ok=True)
 
 
 class JobProgress:

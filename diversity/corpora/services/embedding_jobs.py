@@ -12,7 +12,7 @@ from django.db import transaction
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput, ServiceError
 from core.jobs.chunks import ChunkedWork, Plan
-from core.jobs.execution import JobProgress, job_files_dir, store_upload
+from core.jobs.execution import JobProgress, job_files_dir, store_upload, stored_upload
 from core.jobs.kinds import register_job_kind
 from core.jobs.queue import start_job
 from core.locking import lock_rows
@@ -168,8 +168,7 @@ def run_embeddings_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
     params = job.params or {}
     if not params.get("stored_file"):
         return LOCAL_RUN.runner(job, progress)
-    stored = job_files_dir() / params["stored_file"]
-    try:
+    with stored_upload(params) as stored:
         corpus = import_embeddings(
             _corpus_of(job),
             stored,
@@ -178,7 +177,4 @@ def run_embeddings_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
             actor=Actor.of(job.created_by),
             progress=progress,
         )
-    finally:
-        if stored.exists():
-            os.remove(stored)
     return _summary(corpus), ""

@@ -42,7 +42,7 @@ from django.db import IntegrityError, transaction
 from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
-from core.jobs.execution import JobProgress, job_files_dir, store_upload
+from core.jobs.execution import JobProgress, store_upload, stored_upload
 from core.jobs.kinds import register_job_kind
 from core.jobs.queue import start_job
 from core.models import Job
@@ -441,8 +441,7 @@ def start_import(name: str, upload, *, title: str = "", user=None) -> Job:
 @register_job_kind(JOB_KIND, can_view=can_import_corpora)
 def run_import_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
     params = job.params or {}
-    stored = job_files_dir() / params["stored_file"]
-    try:
+    with stored_upload(params) as stored:
         corpus = import_corpus(
             params["name"],
             stored,
@@ -451,9 +450,6 @@ def run_import_job(job: Job, progress: JobProgress) -> tuple[dict, str]:
             actor=Actor.of(job.created_by),
             progress=progress,
         )
-    finally:
-        if stored.exists():
-            os.remove(stored)
     return {
         "corpus": corpus.name,
         "n_queries": corpus.n_queries,
