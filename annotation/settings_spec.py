@@ -9,9 +9,11 @@ the label and help of its form field, and its ``create_batch`` flag. From these:
   ``DESIGN_DEFAULTS``), so every interface accepts and refuses the same values;
 * ``annotation.forms`` makes the create and edit pages' fields (``form_field``);
 * the ``create_batch`` command makes its flags (``add_flag``, ``flag_value``);
-* the API's batch serializer lists them (``DESIGN_SETTING_NAMES``).
+* the API's batch serializer lists them (``DESIGN_SETTING_NAMES``);
+* the model's fields take their help and default (``model_options``).
 
-A new setting is one entry here plus its model field.
+A new setting is one entry here plus its model field, which takes its help and default
+from here (``model_options``) and says only how the value is stored.
 """
 
 from collections.abc import Callable
@@ -89,6 +91,20 @@ class BatchSetting:
         if value in (None, "") and self.default is not None:
             value = self.default
         return self.normalise(value) if self.normalise and value is not None else value
+
+    # ----------------------------------------------------------------- the model
+
+    def model_options(self) -> dict:
+        """The model field's help and default, as declared here: ``help_text``, and for a
+        setting with a default, ``default`` and ``db_default`` (an empty list or dict as
+        its type, so that no two batches share one). The field itself says only how the
+        value is stored (its type, length, null)."""
+        options = {"help_text": self.help}
+        if self.default is not None:
+            empty_container = self.default in ([], {}) and not isinstance(self.default, str)
+            default = type(self.default) if empty_container else self.default
+            options.update(default=default, db_default=self.default)
+        return options
 
     # ----------------------------------------------------------------- the command line
 
@@ -390,6 +406,11 @@ DESIGN = (
 
 BY_NAME = {setting.name: setting for setting in DESIGN}
 DESIGN_SETTING_NAMES = tuple(BY_NAME)
+
+
+def model_options(name: str) -> dict:
+    """The model field options of the setting ``name`` (``BatchSetting.model_options``)."""
+    return BY_NAME[name].model_options()
 
 
 def design_summary(batch) -> list[tuple[str, str]]:

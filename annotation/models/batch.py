@@ -8,6 +8,7 @@ from django.db.models import F, Q
 
 from annotation.kinds import get_kind
 from annotation.kinds.base import TaskKind
+from annotation.settings_spec import model_options
 
 DEFAULT_ANNOTATIONS_PER_ITEM = 25
 DEFAULT_LEASE_SECONDS = 600
@@ -55,115 +56,68 @@ class Batch(models.Model):
     completion_code = models.CharField(max_length=100, default=new_completion_code)
     completion_url = models.URLField(max_length=500, blank=True, default="")
     # --- study design and quality control (docs/SPEC.md, "Measurement validity")
-    check_every = models.PositiveIntegerField(
-        null=True, blank=True, help_text="One attention check after about every K items."
-    )
+    check_every = models.PositiveIntegerField(null=True, blank=True, **model_options("check_every"))
     exclude_after_failed_checks = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Exclude an annotator at their F-th failed check."
+        null=True, blank=True, **model_options("exclude_after_failed_checks")
     )
     screen_out_code = models.CharField(
-        max_length=100,
-        blank=True,
-        default="",
-        db_default="",
-        help_text="Code for screened-out participants.",
+        max_length=100, blank=True, **model_options("screen_out_code")
     )
-    full_code = models.CharField(
-        max_length=100,
-        blank=True,
-        default="",
-        db_default="",
-        help_text="Code shown to a worker who arrives when nothing is left for them.",
-    )
+    full_code = models.CharField(max_length=100, blank=True, **model_options("full_code"))
     min_seconds_per_item = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Labels faster than this are flagged."
+        null=True, blank=True, **model_options("min_seconds_per_item")
     )
     straightline_run = models.PositiveIntegerField(
-        null=True, blank=True, help_text="A run of this many identical labels is flagged."
+        null=True, blank=True, **model_options("straightline_run")
     )
-    flag_policy = models.CharField(max_length=16, default="flag", db_default="flag")
+    flag_policy = models.CharField(max_length=16, **model_options("flag_policy"))
     flagged_share_to_exclude = models.FloatField(
-        null=True, blank=True, help_text="With flag_policy=exclude: the share that excludes."
+        null=True, blank=True, **model_options("flagged_share_to_exclude")
     )
     max_concurrent_annotators = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Most workers holding a lease at once."
+        null=True, blank=True, **model_options("max_concurrent_annotators")
     )
     max_lease_seconds = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Heartbeats extend a lease up to this (3 × lease)."
+        null=True, blank=True, **model_options("max_lease_seconds")
     )
-    questionnaire = models.JSONField(default=list, blank=True, db_default=[])
+    questionnaire = models.JSONField(blank=True, **model_options("questionnaire"))
     repeat_every = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Show an earlier item again after about every R items."
+        null=True, blank=True, **model_options("repeat_every")
     )
-    invitations_required = models.BooleanField(
-        default=False, db_default=False, help_text="Refuse invitation links without a token."
-    )
+    invitations_required = models.BooleanField(**model_options("invitations_required"))
     review_lowest_competence = models.PositiveIntegerField(
-        null=True,
-        blank=True,
-        help_text="The analysis lists this many annotators of lowest competence for review.",
+        null=True, blank=True, **model_options("review_lowest_competence")
     )
     # --- crowd platforms (docs/SPEC.md, "Crowd platforms")
-    accept_platforms = models.JSONField(
-        default=list,
-        blank=True,
-        db_default=[],
-        help_text="With invitations_required: the platforms whose links are still admitted.",
-    )
-    screen_out_url = models.URLField(
-        max_length=500,
-        blank=True,
-        default="",
-        db_default="",
-        help_text="Where the button on the screen-out page leads.",
-    )
+    accept_platforms = models.JSONField(blank=True, **model_options("accept_platforms"))
+    screen_out_url = models.URLField(max_length=500, blank=True, **model_options("screen_out_url"))
     wait_for_release_seconds = models.PositiveIntegerField(
-        default=120,
-        db_default=120,
-        help_text="How long a worker waits for a slot held by another's lease before giving up.",
+        **model_options("wait_for_release_seconds")
     )
     prolific_study_id = models.CharField(
-        max_length=100,
-        blank=True,
-        default="",
-        db_default="",
-        help_text="The Prolific study this batch runs as (its STUDY_ID).",
+        max_length=100, blank=True, **model_options("prolific_study_id")
     )
     reward_per_participant = models.DecimalField(
         max_digits=10,
         decimal_places=2,
         null=True,
         blank=True,
-        help_text="What one participant is paid for taking part (for the fair-pay figures).",
+        **model_options("reward_per_participant"),
     )
-    reward_currency = models.CharField(
-        max_length=3, blank=True, default="", db_default="", help_text="ISO 4217, e.g. GBP."
-    )
+    reward_currency = models.CharField(max_length=3, blank=True, **model_options("reward_currency"))
     # --- bundles: the alternatives of one query rated together (docs/SPEC.md, "Bundles")
-    bundle_by = models.CharField(
-        max_length=210,
-        default="none",
-        db_default="none",
-        help_text="none, query, or meta:KEY (an item metadata key).",
+    bundle_by = models.CharField(max_length=210, **model_options("bundle_by"))
+    bundles_per_participant = models.PositiveIntegerField(
+        null=True, blank=True, **model_options("bundles_per_participant")
     )
-    bundles_per_participant = models.PositiveIntegerField(null=True, blank=True)
-    bundle_order = models.CharField(max_length=16, default="random", db_default="random")
+    bundle_order = models.CharField(max_length=16, **model_options("bundle_order"))
     # --- what an annotator may say besides a label
-    allow_cant_judge = models.BooleanField(default=False, db_default=False)
-    comment_box = models.CharField(max_length=16, default="none", db_default="none")
+    allow_cant_judge = models.BooleanField(**model_options("allow_cant_judge"))
+    comment_box = models.CharField(max_length=16, **model_options("comment_box"))
     # --- languages (docs/SPEC.md, "Languages")
-    languages = models.JSONField(
-        default=list, blank=True, db_default=[], help_text="Language codes the batch offers."
-    )
-    language = models.CharField(
-        max_length=16, blank=True, default="", db_default="", help_text="The default language."
-    )
-    translations = models.JSONField(
-        default=dict,
-        blank=True,
-        db_default={},
-        help_text="Per language code: instructions, consent_text, scale_labels, questionnaire.",
-    )
+    languages = models.JSONField(blank=True, **model_options("languages"))
+    language = models.CharField(max_length=16, blank=True, **model_options("language"))
+    translations = models.JSONField(blank=True, **model_options("translations"))
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)

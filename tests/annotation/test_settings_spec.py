@@ -61,6 +61,19 @@ def test_every_declared_setting_reaches_every_interface():
     assert set(GOOD) | SPECIAL_FLAGS == names  # a new setting gets a case here too
 
 
+def test_the_model_takes_each_settings_help_and_default_from_its_declaration():
+    for setting in settings_spec.DESIGN:
+        model_field = Batch._meta.get_field(setting.name)
+        assert model_field.help_text == setting.help, setting.name
+        if setting.default is None:
+            assert model_field.null, setting.name  # no default: empty is "not set"
+            continue
+        assert model_field.db_default == setting.default, setting.name
+        assert model_field.get_default() == setting.default, setting.name
+        if isinstance(setting.default, list | dict):  # a fresh one for each batch
+            assert model_field.get_default() is not model_field.get_default()
+
+
 @pytest.mark.parametrize("name", sorted(GOOD))
 def test_each_flag_sets_its_setting(name):
     raw, value = GOOD[name]
