@@ -48,6 +48,9 @@ OPTIONS = {"table_id", "label"}
 
 
 class TableSectionNode(template.Node):
+    # a page that extends another may fill a {% block %} inside any part
+    child_nodelists = ("note", "body", "foot")
+
     def __init__(self, section_id, title, flags: set[str], options: dict, note, body, foot):
         self.section_id = section_id
         self.title = title
@@ -107,6 +110,8 @@ def table_section(parser, token):
 
 
 class DataTableNode(template.Node):
+    child_nodelists = ("body",)
+
     def __init__(self, label, options: dict, body):
         self.label = label
         self.options = options

@@ -75,3 +75,24 @@ def test_a_data_table_alone_is_a_labelled_focusable_region():
 def test_a_misspelt_data_table_fails_when_the_template_is_read(tag):
     with pytest.raises(TemplateSyntaxError):
         _render(tag + "{% enddata_table %}")
+
+
+def test_a_page_that_extends_another_fills_a_block_inside_a_table():
+    from django.template import engines
+
+    django_engine = engines["django"]
+    base = django_engine.from_string(
+        "{% load table_sections %}"
+        '{% data_table "Rows" %}<tr>{% block cells %}<td>base</td>{% endblock %}</tr>'
+        "{% enddata_table %}"
+        '{% table_section "s" "S" %}{% block note %}base note{% endblock %}{% table_body %}'
+        "{% block body %}<tr><td>base body</td></tr>{% endblock %}{% endtable_section %}"
+    )
+    child = django_engine.engine.from_string(
+        "{% extends base %}{% block cells %}{{ block.super }}<td>child</td>{% endblock %}"
+        "{% block note %}child note{% endblock %}"
+        "{% block body %}<tr><td>child body</td></tr>{% endblock %}"
+    )
+    html = child.render(Context({"base": base.template}))
+    assert "<td>base</td><td>child</td>" in html  # block.super: the page's own block
+    assert "child note" in html and "child body" in html and "base note" not in html
