@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 
+from django.db import connection
+
 from annotation.models import (
     Assignment,
     Batch,
@@ -80,14 +82,17 @@ def _participation_and_state(row) -> tuple[Participation, WorkState]:
     return participation, state
 
 
-def _own_open_leases() -> str:
+def _own_open_leases(vendor: str) -> str:
     """A ``WITH`` entry, ``mine``: the annotator's (``%(annotator)s``) open leases in every
     batch — a handful at most. It is asked by annotator alone, kept apart by
     ``MATERIALIZED``, so that it is always read through ``assignment_annotator_state``:
     asked together with the batch, PostgreSQL answers through ``assignment_open_expiry``
     whenever its statistics see open leases as rare (they always do) and reads every open
     lease of the batch — one per person at work — to find this person's."""
-    return f"""mine AS MATERIALIZED (
+    # SQLite before 3.35 (which Django still supports) knows no MATERIALIZED; its planner
+    # needs none
+    fence = "MATERIALIZED" if vendor == "postgresql" else ""
+    return f"""mine AS {fence} (
         SELECT a.id, a.batch_id, a.expires_at, a.position_in_bundle
         FROM {sql.table(Assignment)} a
         WHERE a.annotator_id = %(annotator)s AND a.state = 'open')"""
@@ -103,18 +108,22 @@ def _held_lease(batch: str) -> str:
 
 def _stale_leases(batch: str) -> str:
     """Whether ``batch`` holds an expired lease to give back: whether its open lease that
-    expires first has expired. Asked in that order, it is one entry of
-    ``assignment_open_expiry`` however
-    rare the statistics believe open leases to be."""
+    expires first has expired. Asked in that order, it is the first entry of
+    ``assignment_open_expiry`` (which holds them in that order: no sort to choose it over),
+    however rare the statistics believe open leases to be."""
     return f"""COALESCE((SELECT a.expires_at <= %(now)s FROM {sql.table(Assignment)} a
                          WHERE a.batch_id = {batch} AND a.state = 'open'
                          ORDER BY a.expires_at LIMIT 1), FALSE)"""
 
 
-@cache
 def _work_state_sql(where: str) -> str:
+    return _work_state_statement(where, connection.vendor)
+
+
+@cache
+def _work_state_statement(where: str, vendor: str) -> str:
     return f"""
-        WITH {_own_open_leases()}
+        WITH {_own_open_leases(vendor)}
         SELECT {sql.select_list(Participation, "p")}, {sql.select_list(Batch, "b")},
             {_stale_leases("p.batch_id")}, {_held_lease("p.batch_id")}
         FROM {sql.table(Participation)} p JOIN {sql.table(Batch)} b ON b.id = p.batch_id
@@ -163,8 +172,12 @@ def read_entry_state(batch: Batch, annotator_pk: int, now: datetime) -> EntrySta
     return EntryState(participation, stale, holds, takeable)
 
 
-@cache
 def _entry_state_sql(bundled: bool) -> str:
+    return _entry_state_statement(bundled, connection.vendor)
+
+
+@cache
+def _entry_state_statement(bundled: bool, vendor: str) -> str:
     item, assignment = sql.table(Item), sql.table(Assignment)
     takeable = (
         "FALSE"  # asked apart (read_entry_state)
@@ -176,7 +189,7 @@ def _entry_state_sql(bundled: bool) -> str:
                                      AND a.purpose <> 'repeat'))"""
     )
     return f"""
-        WITH {_own_open_leases()}
+        WITH {_own_open_leases(vendor)}
         SELECT
             {_stale_leases("%(batch)s")},
             {_held_lease("%(batch)s")} IS NOT NULL,
