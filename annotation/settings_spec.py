@@ -101,7 +101,7 @@ class BatchSetting:
         value is stored (its type, length, null)."""
         options = {"help_text": self.help}
         if self.default is not None:
-            empty_container = self.default in ([], {}) and not isinstance(self.default, str)
+            empty_container = isinstance(self.default, list | dict) and not self.default
             default = type(self.default) if empty_container else self.default
             options.update(default=default, db_default=self.default)
         return options
