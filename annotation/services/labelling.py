@@ -292,15 +292,14 @@ def _submit_in_one_statement(
 @sql.statement
 def _lease_sql() -> str:
     """The lease with its batch, whether its annotator is excluded from the batch, and
-    the browser key their participation is bound to."""
+    the browser key their participation is bound to (the participation read once: one
+    per annotator and batch)."""
     return f"""
         SELECT {sql.select_list(Assignment, "a")}, {sql.select_list(Batch, "b")},
-            EXISTS (SELECT 1 FROM {sql.table(Participation)} p
-                    WHERE p.batch_id = a.batch_id AND p.annotator_id = a.annotator_id
-                      AND p.status = 'excluded'),
-            (SELECT p.browser_key FROM {sql.table(Participation)} p
-             WHERE p.batch_id = a.batch_id AND p.annotator_id = a.annotator_id)
+            COALESCE(p.status = 'excluded', FALSE), p.browser_key
         FROM {sql.table(Assignment)} a JOIN {sql.table(Batch)} b ON b.id = a.batch_id
+        LEFT JOIN {sql.table(Participation)} p
+            ON p.batch_id = a.batch_id AND p.annotator_id = a.annotator_id
         WHERE a.id = %(assignment)s AND a.annotator_id = %(annotator)s
     """
 
