@@ -16,7 +16,6 @@ urlpatterns = [
     # before annotation's /manage/<slug>/ pages, which would take /manage/census/ (and
     # every study type's /manage/<type>/) as a batch
     path("", include(study_urls.pages())),
-    path("", include("diversity.corpora.urls")),
     path("", include("annotation.urls")),
     path("api/v1/", include("annotation.api.urls")),
     path("api/v1/", include("analysis.api.urls")),

@@ -1,18 +1,22 @@
 """What every ``manage.py analyze_study``-like command does: find the subject of a study type
 (``core.jobs.study_types``) by name, check the settings, run the analysis as a job in this
-process (recorded like one started on the subject's page), write the report as JSON if
-asked, and say what it found (the type's ``command_lines``).
+process (recorded like one started on the subject's page), write the report as JSON and
+every table as CSV if asked, and say what it found (the type's ``command_lines``).
 
 ``manage.py analyze_study TYPE NAME [--set SETTING=VALUE …]`` serves every type; a type may keep
 a command of its own (``analyze_census``) whose options are its run form's fields
-(``--bootstrap 200 --human-batch people``): a subclass naming ``study_slug``."""
+(``--bootstrap 200 --human-batch people --lexical``): a subclass naming ``study_slug``."""
 
+import shutil
 import time
+from pathlib import Path
 
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.http import Http404
 
+from core import csv_files
 from core.audit import Actor
 from core.commands import existing
 from core.errors import ServiceError
@@ -37,15 +41,18 @@ class AnalyzeCommand(BaseCommand):
             parser.add_argument("study", metavar="TYPE", help="the study type: census, genie, …")
         parser.add_argument("name")
         parser.add_argument("--json", dest="json_path", help="write the report here")
+        parser.add_argument(
+            "--csv", dest="csv_dir", metavar="DIR", help="write every table as CSV here"
+        )
         if self.study_slug:
             for name, form_field in study_type(self.study_slug).run_form.base_fields.items():
-                integer = isinstance(form_field, forms.IntegerField)
-                parser.add_argument(
-                    _option(name),
-                    dest=name,
-                    type=int if integer else str,
-                    help=str(form_field.help_text).replace("%", "%%") or None,
-                )
+                said = {"help": str(form_field.help_text).replace("%", "%%") or None}
+                if isinstance(form_field, forms.BooleanField):
+                    said.update(action="store_true", default=None)
+                else:
+                    integer = isinstance(form_field, forms.IntegerField)
+                    said["type"] = int if integer else str
+                parser.add_argument(_option(name), dest=name, **said)
         else:
             parser.add_argument(
                 "--set",
@@ -56,7 +63,7 @@ class AnalyzeCommand(BaseCommand):
                 help="a setting of the type's analysis (its run form's fields), repeatable",
             )
 
-    def handle(self, *args, name, json_path, **options):
+    def handle(self, *args, name, json_path, csv_dir=None, **options):
         study = self._study(options.get("study") or self.study_slug)
         subject = existing(study.subject_model, study.subject_label, name=name)
         started = time.perf_counter()
@@ -74,10 +81,35 @@ class AnalyzeCommand(BaseCommand):
                 write_json(json_path, report)  # a FIFO or a device is written directly
             except OSError as error:
                 raise CommandError(f"--json: cannot write {json_path}: {error.strerror}") from error
+        if csv_dir:
+            try:
+                self._write_tables(study, subject, job, report, Path(csv_dir))
+            except OSError as error:
+                raise CommandError(f"--csv: cannot write {csv_dir}: {error.strerror}") from error
+            except Http404 as gone:  # a table kept beside an older report, since removed
+                raise CommandError(f"--csv: {gone}") from gone
         lines = study.command_lines(subject, report, time.perf_counter() - started)
         if json_path:
             lines.append(f"report written to {json_path}")
+        if csv_dir:
+            lines.append(f"tables written to {csv_dir}")
         self.stdout.write("\n".join(lines))
+
+    @staticmethod
+    def _write_tables(study, subject, job: Job, report: dict, folder: Path) -> None:
+        """Every table of the report, and those kept beside it, as ``<name>-<table>.csv``."""
+        folder.mkdir(parents=True, exist_ok=True)
+        for table in study.table_names:
+            path = folder / f"{subject.name}-{table}.csv"
+            if table in study.tables:
+                kept = study.tables[table](report)
+            else:
+                kept = study.job_tables[table](subject, job)
+            if isinstance(kept, Path):
+                shutil.copyfile(kept, path)
+                continue
+            with open(path, "w", encoding="utf-8", newline="") as stream:
+                csv_files.write_table(stream, *kept)
 
     @staticmethod
     def _study(slug: str):
@@ -94,7 +126,7 @@ class AnalyzeCommand(BaseCommand):
         if self.study_slug:
             return {name: options[name] for name in fields if options.get(name) is not None}
         settings = {}
-        for given in options["settings"]:
+        for given in options.get("settings") or []:
             name, equals, value = given.partition("=")
             if not equals or name.replace("-", "_") not in fields:
                 known = ", ".join(fields) or "none"

@@ -5,7 +5,6 @@ newest finished report (404 until there is one). The subject is named in the URL
 ``SubjectAnalysisView`` for the subject and its report."""
 
 from django import forms
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -13,6 +12,7 @@ from rest_framework.views import APIView
 
 from core.access import permission_class
 from core.api.jobs import start_job_response
+from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.errors import InvalidInput, NotFound
 from core.jobs.study_jobs import latest_report
 
@@ -36,6 +36,10 @@ def request_of_form(study) -> type:
         if isinstance(form_field, forms.IntegerField):
             fields[name] = serializers.IntegerField(
                 required=False, default=form_field.initial, help_text=form_field.help_text
+            )
+        elif isinstance(form_field, forms.BooleanField):
+            fields[name] = serializers.BooleanField(
+                required=False, default=bool(form_field.initial), help_text=form_field.help_text
             )
         else:
             fields[name] = serializers.CharField(
@@ -66,7 +70,11 @@ class SubjectAnalysisView(APIView):
     study = None
 
     def subject(self, name: str):
-        return get_object_or_404(self.study.subject_model, name=name)
+        """The subject ``name``, or a 404 saying which is missing."""
+        found = self.study.subject_model.objects.filter(name=name).first()
+        if found is None:
+            raise NotFound(f"{self.study.api_label} {name!r} does not exist")
+        return found
 
     def report(self, name: str) -> dict:
         """The newest finished report of the subject ``name``, or a 404 saying to start one."""
@@ -113,7 +121,8 @@ class StartAnalysisView(SubjectAnalysisView):
                 summary=words.start_summary,
                 description=words.start_description,
                 request=request,
-                responses={202: dict},
+                responses={202: JobResponse, **error_responses(400, 401, 403, 404)},
+                examples=[JOB_EXAMPLE],
             )
         )(view)
 
@@ -132,6 +141,6 @@ class ReportView(SubjectAnalysisView):
                 tags=[study.tag],
                 summary=words.report_summary,
                 description=words.report_description,
-                responses=dict,
+                responses={200: study.api_report or dict, **error_responses(401, 403, 404)},
             )
         )(cls.of_study(study))

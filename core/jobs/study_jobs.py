@@ -32,8 +32,9 @@ def register_runner(study) -> None:
         filename = f"{job.pk}-{study.slug}-{subject.name}-report.json"
         write_json(job_files_dir() / filename, report)
         summary = dict(study.summary(report))
-        if study.charts is not None:
-            files = {**summary.get("files", {}), CHARTS: store_charts(job, study.charts(report))}
+        if study.draw_charts is not None:
+            charts = study.draw_charts(report)
+            files = {**summary.get("files", {}), CHARTS: store_charts(job, charts)}
             summary["files"] = files
         return summary, filename
 

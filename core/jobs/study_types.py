@@ -10,10 +10,14 @@ it from its ``AppConfig.ready()``::
 From that declaration the scaffold makes everything else, the same for every type:
 
 * the job kind (``job_kind``) and its runner: check the parameters, build the report,
-  keep it as a JSON job file, draw the page's charts once (``core.jobs.study_jobs``);
+  keep it as a JSON job file, draw the page's charts once (``core.jobs.study_jobs``) — or,
+  for a type whose analysis runs its own way (in parts over the workers, like a corpus's),
+  nothing: the type registers that job kind itself and declares ``analyse=None``;
 * the staff pages under ``/manage/<slug>/`` (the list, the upload when the type imports
-  its subjects, a subject's page, its "Run" form, the JSON and CSV downloads) and an entry
-  in the staff navigation (``core.jobs.study_views``, ``core.jobs.study_urls``);
+  its subjects — at once, or as a job the list page follows —, a subject's page, its "Run"
+  form, the JSON and CSV downloads, and each figure as SVG and PDF with all of them in one
+  zip) and an entry in the staff navigation (``core.jobs.study_views``,
+  ``core.jobs.study_urls``);
 * the API's ``POST /api/v1/<slug>/<name>/analyses`` and ``GET …/report``
   (``core.jobs.study_api``);
 * ``manage.py analyze_study <slug> NAME`` (``core.management.commands.analyze_study``).
@@ -25,8 +29,9 @@ sections (``page_context`` and the page template, which extends ``core/study_pag
 """
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from django import forms
@@ -36,6 +41,12 @@ from django.db.models import Model
 Analyse = Callable[[Model, dict, Callable[..., None]], dict]
 # a report -> (column names, rows): one table of the report, downloaded as CSV
 Table = Callable[[dict], tuple[list[str], list[list]]]
+# (subject, the report's job) -> a table kept beside the report: the path of its CSV file,
+# or (column names, rows); raises ``Http404`` when it is no longer kept
+JobTable = Callable[[Model, Model], "Path | tuple[list[str], Iterable]"]
+# a report -> its figures for a paper, {key: (title, caption, drawing)}, each drawing with
+# ``svg()`` (the page's inline chart) and ``file(fmt)`` (the bytes of an SVG or PDF file)
+Figures = Callable[[dict], Mapping[str, tuple[str, str, Any]]]
 
 
 def _nothing(*args, **kwargs) -> dict:
@@ -72,7 +83,9 @@ class StudyType:
     # checked job parameters from the settings given on a page, the API or the command
     # (keyword arguments; each has a default): raises ``core.errors.InvalidInput``
     params: Callable[..., dict]
-    analyse: Analyse
+    # the report of one subject; None for a type that registers ``job_kind``'s runner itself
+    # (its runner keeps the report as the job's ``result_path``, like the scaffold's)
+    analyse: Analyse | None
     # the "Run" form of the subject's page, its fields named like ``params``' arguments
     run_form: type[forms.Form]
     # the list page's rows, each a dict with the ``subject`` and when it was last
@@ -88,8 +101,21 @@ class StudyType:
     rerun_note: str = "With other settings."
     # the report's charts as [{"title", "svg", …}], drawn by the job once
     charts: Callable[[dict], list[dict]] | None = None
-    # the report's tables, downloaded as <slug>-<name>-<table>.csv
+    # the report's figures as files (SVG, PDF, and a zip of them with the tables and the
+    # captions); when ``charts`` is None, the page's charts are drawn from them
+    figures: Figures | None = None
+    # the table whose numbers a figure draws (figure key -> table): a CSV link under it
+    figure_tables: Mapping[str, str] = field(default_factory=dict)
+    # the report's tables, downloaded as <stem>-<name>-<table>.csv
     tables: Mapping[str, Table] = field(default_factory=dict)
+    # tables kept beside the report by its job, or read with it from the subject
+    job_tables: Mapping[str, JobTable] = field(default_factory=dict)
+    # the tables with a button above the report (default: every one), and their labels
+    # (default: "<Table> CSV")
+    listed_tables: tuple[str, ...] | None = None
+    table_labels: Mapping[str, str] = field(default_factory=dict)
+    # the stem of the downloads' names (default: the slug)
+    file_stem: str = ""
     # what the job's result keeps of the report (beside the report file)
     summary: Callable[[dict], dict] = _nothing
     # what ``manage.py analyze_study`` prints: (subject, report, seconds taken) -> lines
@@ -98,6 +124,9 @@ class StudyType:
     # (request, actor) -> (the new subject, the message); raises ImportRejected/ServiceError
     upload: Callable[..., tuple[Model, str]] | None = None
     can_import: Callable[[object], bool] | None = None
+    # an upload that runs as a job of this kind: ``upload`` then returns the job, and the
+    # list page follows it (``?job=<id>``) to the new subject or the file's problems
+    import_job_kind: str | None = None
     nav_order: int = 100
     # the API's words: its tag, the subject in its 404s ("genie"), its summaries
     api_tag: str = ""
@@ -105,6 +134,8 @@ class StudyType:
     api_text: ApiWords | None = None
     # the API's request body (a serializer class); by default one field per run-form field
     api_request: Any = None
+    # the API's report (a serializer, for the schema); by default a plain object
+    api_report: Any = None
     # other page URLs of the type (django ``path``s), e.g. its own exports
     extra_urls: tuple = ()
     # the API's list and import of subjects (``core.jobs.study_list_api.ListApi``), when the
@@ -121,6 +152,30 @@ class StudyType:
         """The slug as the start of a class or schema component name: "genie" → "Genie",
         "one-word" → "OneWord"."""
         return "".join(part.capitalize() for part in self.slug.split("-"))
+
+    @property
+    def stem(self) -> str:
+        """The start of every downloaded file's name."""
+        return self.file_stem or self.slug
+
+    @property
+    def table_names(self) -> list[str]:
+        """Every table with a CSV download: the report's, then those kept beside it."""
+        return [*self.tables, *self.job_tables]
+
+    def table_label(self, table: str) -> str:
+        return self.table_labels.get(table) or f"{table.replace('_', ' ').capitalize()} CSV"
+
+    @property
+    def draw_charts(self) -> Callable[[dict], list[dict]] | None:
+        """The page's charts of a report: ``charts``, else drawn from ``figures``."""
+        if self.charts is not None or self.figures is None:
+            return self.charts
+        figures = self.figures
+        return lambda report: [
+            {"key": key, "title": title, "caption": caption, "svg": drawing.svg()}
+            for key, (title, caption, drawing) in figures(report).items()
+        ]
 
     @property
     def tag(self) -> str:
@@ -165,7 +220,8 @@ def register_study_type(study: StudyType) -> StudyType:
         raise ValueError(f"study type {study.slug!r} is already registered")
     _check(study)
     _TYPES[study.slug] = study
-    register_runner(study)
+    if study.analyse is not None:
+        register_runner(study)
     register_nav(
         NavLink(study.label, study.url_name("list"), study.can_view, order=study.nav_order)
     )
@@ -174,7 +230,7 @@ def register_study_type(study: StudyType) -> StudyType:
 
 SLUG = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 # the scaffold's own pages of a subject, and the command's own arguments
-PAGES = {"list", "upload", "run", "json"}
+PAGES = {"list", "upload", "run", "json", "figure", "figures"}
 COMMAND_ARGUMENTS = {"study", "name", "json_path", "settings"}
 
 
@@ -186,7 +242,22 @@ def _check(study: StudyType) -> None:
         problems.append("slug: lower-case letters, digits and hyphens, a letter first")
     if study.upload is not None and study.can_import is None:
         problems.append("upload needs can_import (who may import)")
-    problems += [f"table {table!r} is a page of every type" for table in PAGES & set(study.tables)]
+    if study.import_job_kind is not None and study.upload is None:
+        problems.append("import_job_kind needs upload (which starts the job)")
+    tables = set(study.table_names)
+    problems += [f"table {table!r} is a page of every type" for table in PAGES & tables]
+    if len(tables) < len(study.table_names):
+        problems.append("a table is both the report's and kept beside it")
+    problems += [
+        f"listed table {table!r} is not a table"
+        for table in study.listed_tables or ()
+        if table not in tables
+    ]
+    problems += [
+        f"figure {figure!r} draws table {table!r}, which is not a table"
+        for figure, table in study.figure_tables.items()
+        if table not in tables
+    ]
     fields = set(study.run_form.base_fields)
     problems += [
         f"run form field {field!r} is the command's own" for field in fields & COMMAND_ARGUMENTS

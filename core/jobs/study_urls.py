@@ -5,6 +5,7 @@
 Each name is the type's slug in a fixed pattern, so templates and tests name them alike:
 ``manage-<slug>-list``, ``manage-<slug>-upload``, ``manage-<slug>`` (a subject),
 ``manage-<slug>-run``, ``manage-<slug>-json``, ``manage-<slug>-<table>`` (a table's CSV),
+``manage-<slug>-figures`` and ``manage-<slug>-figure`` (a type with figures),
 ``api-<slug>-analyses``, ``api-<slug>-report`` and, for a type that imports its subjects
 through the API, ``api-<slug>-list``."""
 
@@ -28,9 +29,18 @@ def page_urls(study) -> list:
         path(f"{subject}run", views.run, name=study.url_name("run")),
         path(f"{subject}report.json", views.report_json, name=study.url_name("json")),
     ]
+    if study.figures is not None:
+        patterns += [
+            path(f"{subject}figures.zip", views.figures_zip, name=study.url_name("figures")),
+            path(
+                f"{subject}figure/<slug:key>.<slug:fmt>",
+                views.figure,
+                name=study.url_name("figure"),
+            ),
+        ]
     patterns += [
         path(f"{subject}{table}.csv", views.table_csv, {"table": table}, name=study.url_name(table))
-        for table in study.tables
+        for table in study.table_names
     ]
     return [*patterns, *study.extra_urls]
 

@@ -7,6 +7,7 @@ A study type's page keeps only what is its own: its forms, its report's sections
 drawing of its charts (``render``). The list pages ask when each subject was last analysed
 (``analysed_at``); the downloads are the report's JSON file and its tables as CSV."""
 
+import uuid
 from collections.abc import Callable, Iterable
 
 from django.contrib.contenttypes.models import ContentType
@@ -21,6 +22,7 @@ from core.jobs.execution import job_files_dir
 from core.jobs.pages import job_status
 from core.jobs.stored_charts import stored_charts
 from core.models import Job
+from core.roles import ADMIN_GROUP, role_of
 
 # a finished job's charts never change: drawn once, kept a day
 CHART_CACHE_SECONDS = 24 * 3600
@@ -44,6 +46,31 @@ def failed_job(subject, kind: str) -> Job | None:
     newest = jobs_of(subject, kind).filter(state__in=FINISHED_STATES).order_by("-created_at")
     newest = newest.first()
     return newest if newest is not None and newest.state == Job.State.FAILED else None
+
+
+def followed_job(job_id: str | None, kind: str, subject=None, user=None) -> Job | None:
+    """The job of ``kind`` (about ``subject``, when given) that a page was sent to follow by
+    its ``?job=`` parameter; None when the id is malformed or names another job. With
+    ``user``, only a job that user started, unless the user is an admin (an import's job
+    shows its file's name and problems to whoever follows it)."""
+    try:
+        pk = uuid.UUID(str(job_id))
+    except ValueError:
+        return None
+    jobs = (subject.jobs if subject is not None else Job.objects).filter(pk=pk, kind=kind)
+    if user is not None and role_of(user) != ADMIN_GROUP:
+        jobs = jobs.filter(created_by=user)
+    return jobs.first()
+
+
+def job_problems(job: Job) -> list[str]:
+    """A failed job's problems (every ``FILE:LINE: field: message`` of a refused file)."""
+    return (job.result or {}).get("problems") or [job.message or "the job failed (no reason)"]
+
+
+def with_job(url: str, job: Job) -> str:
+    """``url`` with ``?job=``: the page then follows the job and shows how it ended."""
+    return f"{url}?job={job.pk}"
 
 
 def report_or_404(found: tuple[Job, dict] | None, what: str) -> tuple[Job, dict]:

@@ -13,12 +13,15 @@ class CorporaConfig(AppConfig):
     job_kinds = ("corpus_import", "corpus_embeddings", "corpus_analysis")
 
     def ready(self) -> None:
+        from core.jobs.study_types import register_study_type
         from diversity.corpora import access, pages
         from diversity.corpora.services import (  # noqa: F401  (register the job kinds)
             analysis_parts,
             embedding_jobs,
             imports,
         )
+        from diversity.corpora.study import CORPORA
 
         access.grant_permissions()
+        register_study_type(CORPORA)
         pages.register_extensions()

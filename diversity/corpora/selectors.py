@@ -7,14 +7,12 @@ it again (``measure_query``: a pool is small) for its per-model figures; the typ
 each response is that of the measure, equal to the analysis's on the same basis.
 """
 
-import uuid
 from dataclasses import dataclass
 
 import numpy as np
 from django.db.models import Max, Q
 
 from core.models import Job
-from core.roles import ADMIN_GROUP, role_of
 from diversity.corpora.loading import (
     QueryInfo,
     pool_responses,
@@ -28,7 +26,7 @@ from diversity.homogeneity.pipeline import QueryPool, measure_query
 from diversity.homogeneity.projection import pca_2d
 from diversity.homogeneity.report import json_number
 
-__all__ = ["QueryDetail", "corpus_rows", "followed_job", "query_detail"]
+__all__ = ["QueryDetail", "corpus_rows", "query_detail"]
 
 
 def corpus_rows() -> list[dict]:
@@ -40,24 +38,7 @@ def corpus_rows() -> list[dict]:
             filter=Q(jobs__kind=JOB_KIND, jobs__state=Job.State.SUCCEEDED),
         )
     ).order_by("name")
-    return [{"corpus": corpus, "analysed_at": corpus.analysed_at} for corpus in corpora]
-
-
-def followed_job(
-    job_id: str | None, kind: str, subject: Corpus | None = None, user=None
-) -> Job | None:
-    """The job of ``kind`` (about ``subject``, when given) that a page was sent to follow by
-    its ``?job=`` parameter; None when the id is malformed or names another job. With
-    ``user``, only a job that user started, unless the user is an admin (a corpus import's
-    job shows its file's name and problems to whoever follows it)."""
-    try:
-        pk = uuid.UUID(str(job_id))
-    except ValueError:
-        return None
-    jobs = (subject.jobs if subject is not None else Job.objects).filter(pk=pk, kind=kind)
-    if user is not None and role_of(user) != ADMIN_GROUP:
-        jobs = jobs.filter(created_by=user)
-    return jobs.first()
+    return [{"subject": corpus, "analysed_at": corpus.analysed_at} for corpus in corpora]
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,14 @@
-"""The corpus pages of the staff site, under ``/manage/corpora/`` (ANALYSIS.md, "Response
-pools").
+"""The corpus pages' own parts (ANALYSIS.md, "Response pools"); the list, the upload, a
+corpus's report page, its "Run" form and downloads are the study-type scaffold's
+(``diversity.corpora.study``, ``core.jobs.study_views``).
 
-* the list (``/manage/corpora/``): every corpus with its size, embeddings and newest
-  analysis, and the form that imports a response pool (a ``corpus_import`` job: the page
-  is sent to ``?job=<id>``, follows its progress, then links to the new corpus or lists
-  the file's problems);
-* a corpus (``/manage/corpora/<name>/``): the newest finished report — the intra-model
-  histogram, the model × model heat map, the top-N curve with its band, the model,
-  category and human-judgment tables (small groups marked), the per-query table linking
-  to each query's drill-down — with CSV/JSON/figure downloads, the form that runs the
-  analysis (a job whose progress the page follows), the embeddings panel (import a file,
-  or compute them with the local model when it is installed: a job followed the same way
-  as the pool import) and the form that makes a batch from a selection;
+* what a corpus's page adds to the scaffold's (``page_context``): the summary and the
+  model, category, human-judgment and per-query tables (the first 200, ``?category=``
+  narrows and ``?rank=`` ranks them), the embeddings panel (import a file, or compute them
+  with the local model when it is installed: a job the page follows by ``?job=``) and the
+  form that makes a batch from a selection, with one progress card for the analysis or
+  the embeddings job;
+* the embeddings panel's two forms and the selection form's target;
 * a query (``/manage/corpora/<name>/query/<query id>``): its responses on their first two
   principal axes, coloured by model, each point a link to its text in the table below.
 
@@ -22,14 +19,8 @@ Views stay thin: ``services`` analyse and select, ``selectors`` read, ``presenta
 import csv
 from collections.abc import Callable
 
-from django.conf import settings
 from django.contrib import messages
-from django.http import (
-    Http404,
-    HttpRequest,
-    HttpResponse,
-    JsonResponse,
-)
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
@@ -40,67 +31,35 @@ from analysis.plots import source_slots
 from core.access import staff_page
 from core.audit import Actor
 from core.errors import ServiceError
-from core.jobs.pages import form_problems, job_status, start_job_from_page
-from core.jobs.subject_pages import RUNNING_STATES, active_job, analysis_context, cached_charts
+from core.jobs.pages import form_problems, job_status
+from core.jobs.study_types import study_type
+from core.jobs.study_views import render_subject_page
+from core.jobs.subject_pages import (
+    RUNNING_STATES,
+    active_job,
+    followed_job,
+    job_problems,
+    with_job,
+)
 from core.models import Job
 from core.tabular import ImportRejected
 from diversity.corpora import plots, presentation, selectors
 from diversity.corpora.access import (
-    can_analyse_corpora,
     can_change_corpora,
-    can_import_corpora,
     can_make_batches,
     can_view_corpora,
 )
-from diversity.corpora.forms import RunCorpusForm, SelectionForm
+from diversity.corpora.forms import SelectionForm
 from diversity.corpora.models import Corpus
-from diversity.corpora.services import embedding_jobs, imports, local_embedding
-from diversity.corpora.services.analyses import (
-    DEFAULT_DRAWS,
-    DEFAULT_SEED,
-    JOB_KIND,
-    analysis_params,
-    job_file,
-    latest_analysis,
-)
+from diversity.corpora.services import embedding_jobs, local_embedding
+from diversity.corpora.services.analyses import JOB_KIND, job_file
 from diversity.corpora.services.batches import make_batch
 from diversity.corpora.storage import DTYPES
 
 QUERY_ROWS_SHOWN = 200
-# the run form's fields as the newest report's parameters may lack them
-RUN_DEFAULTS = {
-    "bootstrap": DEFAULT_DRAWS,
-    "seed": DEFAULT_SEED,
-    "lexical": False,
-    "human_batch": "",
-}
-FIGURE_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf"}
-FIGURE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _job_problems(job: Job) -> list[str]:
-    """A failed job's problems (every ``FILE:LINE: field: message`` of a refused file)."""
-    return (job.result or {}).get("problems") or [job.message or "the job failed (no reason)"]
-
-
-def _with_job(url: str, job: Job) -> str:
-    """``url`` with ``?job=``: the page then follows the job and shows how it ended."""
-    return f"{url}?job={job.pk}"
-
-
-def _charts(job: Job, report: dict) -> list[dict]:
-    """The report's charts as inline SVG, drawn once per finished job (then cached)."""
-    return cached_charts(
-        "corpus",
-        job,
-        lambda: [
-            {"key": name, "title": title, "caption": caption, "svg": drawing.svg()}
-            for name, (title, caption, drawing) in plots.drawings(report).items()
-        ],
-    )
 
 
 def _table(report: dict, key: str) -> dict:
@@ -142,71 +101,6 @@ def _query_rows(job: Job, category: str | None, rank: str | None) -> tuple[list[
     return rows[:QUERY_ROWS_SHOWN], len(rows)
 
 
-# --------------------------------------------------------------------------- the list
-
-
-def _list_context(request: HttpRequest, **extra) -> dict:
-    return {
-        "rows": selectors.corpus_rows(),
-        "can_import": can_import_corpora(request.user),
-        "upload_max_mb": settings.UPLOAD_MAX_BYTES // (1024 * 1024),
-        **extra,
-    }
-
-
-def _import_outcome(job: Job) -> dict:
-    """The list page's account of the import it follows: its progress while it runs, then
-    the new corpus, or the file's problems (with the name and title to try again)."""
-    params = job.params or {}
-    outcome = {"followed_job": job, "upload_name": params.get("filename", "")}
-    if job.state in RUNNING_STATES:
-        outcome["followed_status"] = job_status(job)
-    elif job.state == Job.State.SUCCEEDED:
-        imported = job.result or {}
-        outcome["imported"] = imported
-        outcome["imported_corpus"] = Corpus.objects.filter(name=imported.get("corpus")).first()
-    else:
-        outcome["problems"] = _job_problems(job)
-        outcome["form_values"] = {"name": params.get("name", ""), "title": params.get("title", "")}
-    return outcome
-
-
-@staff_page(can_view_corpora)
-@require_GET
-def corpus_list(request: HttpRequest) -> HttpResponse:
-    outcome = {}
-    if can_import_corpora(request.user):
-        job = selectors.followed_job(request.GET.get("job"), imports.JOB_KIND, user=request.user)
-        if job is not None:
-            outcome = _import_outcome(job)
-    return render(request, "corpora/corpus_list.html", _list_context(request, **outcome))
-
-
-@staff_page(can_import_corpora)
-@require_POST
-def corpus_upload(request: HttpRequest) -> HttpResponse:
-    """The list page's upload: start the import job and follow it on the list page; a
-    request refused at once (name, title, file type) is shown there with its problems."""
-    name = request.POST.get("name", "")
-    title = request.POST.get("title", "")
-    upload = request.FILES.get("file")
-    try:
-        job = imports.start_import(name, upload, title=title, user=request.user)
-    except ImportRejected as rejected:
-        problems = list(rejected.problems)
-    except ServiceError as error:
-        problems = [str(error)]
-    else:
-        return redirect(_with_job(reverse("manage-corpora-list"), job))
-    context = _list_context(
-        request,
-        problems=problems,
-        upload_name=upload.name if upload is not None else "",
-        form_values={"name": name, "title": title},
-    )
-    return render(request, "corpora/corpus_list.html", context, status=400)
-
-
 # --------------------------------------------------------------------------- a corpus
 
 
@@ -218,11 +112,11 @@ def _embeddings_context(request: HttpRequest, corpus: Corpus) -> dict:
         "can_change": True,
         "local_model": local_embedding.local_model_available(),
         "dtypes": list(DTYPES),
-        "embeddings_url": reverse("manage-corpus-embeddings", args=[corpus.name]),
-        "compute_url": reverse("manage-corpus-embeddings-compute", args=[corpus.name]),
+        "embeddings_url": reverse("manage-corpora-embeddings", args=[corpus.name]),
+        "compute_url": reverse("manage-corpora-embeddings-compute", args=[corpus.name]),
         "embeddings_job": active_job(corpus, embedding_jobs.JOB_KIND),
     }
-    followed = selectors.followed_job(request.GET.get("job"), embedding_jobs.JOB_KIND, corpus)
+    followed = followed_job(request.GET.get("job"), embedding_jobs.JOB_KIND, corpus)
     if followed is None:
         return context
     params = followed.params or {}
@@ -232,70 +126,59 @@ def _embeddings_context(request: HttpRequest, corpus: Corpus) -> dict:
     elif followed.state == Job.State.SUCCEEDED:
         context["embeddings_done"] = followed
     else:
-        context["problems"] = _job_problems(followed)
+        context["problems"] = job_problems(followed)
     return context
 
 
-def _render_corpus_page(
-    request: HttpRequest, corpus: Corpus, *, status: int = 200, **extra
-) -> HttpResponse:
+def _report_context(request: HttpRequest, job: Job, report: dict) -> dict:
+    """The report's own sections: its summary figures and tables, the per-query table."""
+    category = request.GET.get("category") or None
+    rank = request.GET.get("rank") if request.GET.get("rank") in QUERY_RANKINGS else None
+    query_rows, n_query_rows = _query_rows(job, category, rank)
+    slots = source_slots(report["models"])
+    models = _table(report, "models")
+    for row in models["rows"]:
+        row["slot"] = slots.get(row["model"])
+    return {
+        "pooled_share_above": [
+            (f"{t:g}", report["intra_model"]["pooled"].get(f"share_above_{t:g}"))
+            for t in report["settings"]["thresholds"]
+        ],
+        "models_table": models,
+        "categories_table": _table(report, "categories"),
+        "human_table": _table(report, "human"),
+        "most_similar": report["inter_model"]["most_similar"],
+        "least_similar": report["inter_model"]["least_similar"],
+        "query_rows": query_rows,
+        "n_query_rows": n_query_rows,
+        "query_rows_shown": QUERY_ROWS_SHOWN,
+        "query_rank": rank,
+        "query_rank_label": QUERY_RANKINGS.get(rank, ""),
+        "query_rankings": QUERY_RANKINGS.items(),
+        "query_category": category,
+        "query_categories": sorted(report.get("by_category", {})),
+    }
+
+
+def page_context(request: HttpRequest, corpus: Corpus, job: Job | None, report) -> dict:
+    """What a corpus's page shows beyond the scaffold's (``study.CORPORA.page_context``)."""
     context = {
         "corpus": corpus,
-        **analysis_context(corpus, JOB_KIND, latest_analysis(corpus), RunCorpusForm, RUN_DEFAULTS),
         "selection_form": SelectionForm(corpus),
-        "run_url": reverse("manage-corpus-run", args=[corpus.name]),
-        "can_analyse": can_analyse_corpora(request.user),
         "can_make_batches": can_make_batches(request.user),
         "selections": corpus.selections.select_related("batch")[:20],
         **_embeddings_context(request, corpus),
-        **extra,
     }
-    job, report = context["job"], context["report"]
     # One progress card: a running analysis, else a running embeddings job (the analysis
     # waits for the embeddings it would use).
-    active = context["active_job"] or context.get("embeddings_job")
-    context["active_job"] = active
-    context["active_status"] = job_status(active) if active else None
-    context["active_is_embeddings"] = active is not None and active.kind == embedding_jobs.JOB_KIND
-    if report is not None:
-        category = request.GET.get("category") or None
-        rank = request.GET.get("rank") if request.GET.get("rank") in QUERY_RANKINGS else None
-        query_rows, n_query_rows = _query_rows(job, category, rank)
-        slots = source_slots(report["models"])
-        models = _table(report, "models")
-        for row in models["rows"]:
-            row["slot"] = slots.get(row["model"])
+    if active_job(corpus, JOB_KIND) is None and context.get("embeddings_job") is not None:
+        running = context["embeddings_job"]
         context.update(
-            {
-                "settings": report["settings"],
-                "pooled_share_above": [
-                    (f"{t:g}", report["intra_model"]["pooled"].get(f"share_above_{t:g}"))
-                    for t in report["settings"]["thresholds"]
-                ],
-                "charts": _charts(job, report),
-                "models_table": models,
-                "categories_table": _table(report, "categories"),
-                "human_table": _table(report, "human"),
-                "most_similar": report["inter_model"]["most_similar"],
-                "least_similar": report["inter_model"]["least_similar"],
-                "query_rows": query_rows,
-                "n_query_rows": n_query_rows,
-                "query_rows_shown": QUERY_ROWS_SHOWN,
-                "query_rank": rank,
-                "query_rank_label": QUERY_RANKINGS.get(rank, ""),
-                "query_rankings": QUERY_RANKINGS.items(),
-                "query_category": category,
-                "query_categories": sorted(report.get("by_category", {})),
-                "table_keys": list(presentation.TABLES),
-            }
+            active_job=running, active_status=job_status(running), active_is_embeddings=True
         )
-    return render(request, "corpora/corpus_page.html", context, status=status)
-
-
-@staff_page(can_view_corpora)
-@require_GET
-def corpus_page(request: HttpRequest, name: str) -> HttpResponse:
-    return _render_corpus_page(request, get_object_or_404(Corpus, name=name))
+    if report is not None:
+        context.update(_report_context(request, job, report))
+    return context
 
 
 def _start_embeddings_job(
@@ -311,10 +194,15 @@ def _start_embeddings_job(
     except ServiceError as error:
         problems = [str(error)]
     else:
-        return redirect(_with_job(reverse("manage-corpus", args=[corpus.name]), job))
+        return redirect(with_job(reverse("manage-corpora", args=[corpus.name]), job))
     upload_name = upload.name if upload is not None else ""
-    return _render_corpus_page(
-        request, corpus, status=400, problems=problems, upload_name=upload_name
+    return render_subject_page(
+        request,
+        study_type("corpora"),
+        corpus,
+        status=400,
+        problems=problems,
+        upload_name=upload_name,
     )
 
 
@@ -347,24 +235,6 @@ def embeddings_compute(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-@staff_page(can_analyse_corpora)
-@require_POST
-def run_analysis(request: HttpRequest, name: str) -> HttpResponse:
-    """Start an analysis job; JSON (for the page's script) or a redirect to the corpus."""
-    corpus = get_object_or_404(Corpus, name=name)
-    return start_job_from_page(
-        request,
-        JOB_KIND,
-        corpus,
-        RunCorpusForm(request.POST),
-        lambda data: analysis_params(
-            data["bootstrap"], data["seed"], data["lexical"], data["human_batch"] or None
-        ),
-        back_to=reverse("manage-corpus", args=[corpus.name]),
-        finished=f"Corpus {corpus.name} analysed.",
-    )
-
-
 @staff_page(can_make_batches)
 @require_POST
 def make_selection_batch(request: HttpRequest, name: str) -> HttpResponse:
@@ -388,7 +258,7 @@ def make_selection_batch(request: HttpRequest, name: str) -> HttpResponse:
         )
     except ServiceError as error:
         messages.error(request, f"No batch made — {error}")
-        return redirect(reverse("manage-corpus", args=[corpus.name]) + "#make-batch")
+        return redirect(reverse("manage-corpora", args=[corpus.name]) + "#make-batch")
     messages.success(
         request,
         f"Draft batch {batch.slug} made from {selection.counts.get('items', 0)} responses of "

@@ -179,6 +179,7 @@ def test_command_writes_the_report_and_the_tables(tmp_path):
     written = sorted(path.name for path in tables.iterdir())
     assert "cmd-queries.csv" in written and "cmd-inter-model.csv" in written
     assert "cmd-top-n.csv" in written and "cmd-models.csv" in written
+    assert "cmd-responses.csv" in written  # each response's typicality, as on the page
     top_n = list(csv.DictReader(open(tables / "cmd-top-n.csv")))
     assert [int(row["n"]) for row in top_n] == list(range(1, 51))
 

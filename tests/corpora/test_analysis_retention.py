@@ -56,7 +56,7 @@ def test_the_newest_analysis_keeps_all_its_files_and_an_older_one_loses_all(sett
 
     client = staff_client("researcher")
     assert client.get("/manage/corpora/kept/").status_code == 200
-    table = client.get("/manage/corpora/kept/tables/queries.csv")
+    table = client.get("/manage/corpora/kept/queries.csv")
     assert table.status_code == 200
     content = b"".join(table.streaming_content) if table.streaming else table.content
     assert content.decode().splitlines()[0].startswith("query_id,")

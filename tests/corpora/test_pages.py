@@ -35,7 +35,7 @@ def analysed_corpus():
 def corpus_urls(name: str) -> list[str]:
     """The corpus's pages and downloads, and the page and projection of its query ``same``."""
     downloads = ["report.json", "figures.zip", "figure/heatmap.svg"]
-    tables = ["tables/models.csv", "tables/queries.csv"]
+    tables = ["models.csv", "queries.csv"]
     return section_urls("corpora", name, *downloads, *tables, "query/same", "query.json/same")
 
 
@@ -69,7 +69,7 @@ def test_unknown_names_are_404(analysed_corpus):
     researcher = staff_client("researcher")
     assert researcher.get("/manage/corpora/nope/").status_code == 404
     assert researcher.get("/manage/corpora/pages/query/nope").status_code == 404
-    assert researcher.get("/manage/corpora/pages/tables/nope.csv").status_code == 404
+    assert researcher.get("/manage/corpora/pages/nope.csv").status_code == 404
     assert researcher.get("/manage/corpora/pages/figure/nope.svg").status_code == 404
     make_corpus("fresh")
     assert researcher.get("/manage/corpora/fresh/report.json").status_code == 404
@@ -159,14 +159,14 @@ def test_downloads_hold_the_report_tables_and_figures(analysed_corpus):
     report = json.loads(b"".join(researcher.get("/manage/corpora/pages/report.json")))
     assert report["corpus"] == "pages"
     for table in ("models", "histogram", "inter-model", "top-n", "categories", "human"):
-        response = researcher.get(f"/manage/corpora/pages/tables/{table}.csv")
+        response = researcher.get(f"/manage/corpora/pages/{table}.csv")
         assert response.status_code == 200, table
         rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
         assert rows[0], table
-    typicality = researcher.get("/manage/corpora/pages/tables/responses.csv")
+    typicality = researcher.get("/manage/corpora/pages/responses.csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(typicality.streaming_content).decode())))
     assert len(rows) == 8 and rows[0]["response_id"] == "s-h1"
-    queries = b"".join(researcher.get("/manage/corpora/pages/tables/queries.csv"))
+    queries = b"".join(researcher.get("/manage/corpora/pages/queries.csv"))
     assert b"unique_models_n1" in queries
     pdf = researcher.get("/manage/corpora/pages/figure/top-n.pdf")
     assert pdf.content.startswith(b"%PDF")
@@ -175,6 +175,28 @@ def test_downloads_hold_the_report_tables_and_figures(analysed_corpus):
     )
     names = set(archive.namelist())
     assert {"pages-heatmap.svg", "pages-top-n.pdf", "pages-categories.csv"} <= names
+    assert "Figures of corpus pages" in archive.read("captions.txt").decode()
+    # the downloads keep the names they had before the corpus pages joined the scaffold
+    for path, filename in [
+        ("report.json", "corpus-pages-report.json"),
+        ("models.csv", "corpus-pages-models.csv"),
+        ("queries.csv", "corpus-pages-queries.csv"),
+        ("figures.zip", "corpus-pages-figures.zip"),
+        ("figure/heatmap.svg", "pages-heatmap.svg"),
+    ]:
+        disposition = researcher.get(f"/manage/corpora/pages/{path}")["Content-Disposition"]
+        assert filename in disposition, path
+
+
+def test_the_tables_old_addresses_lead_to_the_same_files(analysed_corpus):
+    researcher = staff_client("researcher")
+    moved = researcher.get("/manage/corpora/pages/tables/models.csv")
+    assert moved.status_code == 301
+    assert moved["Location"] == "../models.csv"
+    followed = researcher.get("/manage/corpora/pages/tables/models.csv", follow=True)
+    assert followed.request["PATH_INFO"] == "/manage/corpora/pages/models.csv"
+    assert followed.status_code == 200 and b"intra_model_mean" in b"".join(followed)
+    assert researcher.get("/manage/corpora/pages/nope.csv").status_code == 404
 
 
 # --------------------------------------------------------------------------- forms

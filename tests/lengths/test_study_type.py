@@ -221,3 +221,48 @@ def test_a_declaration_the_scaffold_cannot_serve_stops_the_start_up():
     for expected in ("slug:", "upload needs can_import", "table 'run'", "field 'name'"):
         assert expected in message
     assert study_type("Bad Slug") is None
+
+
+def test_the_declarations_of_files_and_imports_are_checked_too():
+    import dataclasses
+
+    from core.jobs.study_types import register_study_type, study_type
+
+    lengths = study_type("lengths")
+    wrong = {
+        "slug": "wrong-files",
+        "import_job_kind": "corpus_import",  # and no upload to start it
+        "job_tables": {"models": lambda subject, job: ([], [])},  # also a report table
+        "listed_tables": ("nope",),
+        "figure_tables": {"curve": "absent"},
+    }
+    with pytest.raises(ValueError) as refused:
+        register_study_type(dataclasses.replace(lengths, **wrong))
+    message = str(refused.value)
+    for expected in (
+        "import_job_kind needs upload",
+        "both the report's and kept beside it",
+        "listed table 'nope'",
+        "figure 'curve' draws table 'absent'",
+    ):
+        assert expected in message
+    assert study_type("wrong-files") is None
+
+
+def test_the_command_writes_every_table_as_csv(corpus, settings, tmp_path, capsys):
+    settings.DATA_DIR = tmp_path
+    folder = tmp_path / "tables"
+    call_command("analyze_study", "lengths", "pool", "--csv", str(folder))
+    assert f"tables written to {folder}" in capsys.readouterr().out
+    assert sorted(path.name for path in folder.iterdir()) == ["pool-models.csv", "pool-queries.csv"]
+    models = list(csv.DictReader(open(folder / "pool-models.csv", encoding="utf-8")))
+    assert [row["model"] for row in models] == ["alpha", "beta"]
+    assert [int(row["n_responses"]) for row in models] == [3, 2]
+
+
+def test_the_command_says_where_it_cannot_write_the_tables(corpus, settings, tmp_path):
+    settings.DATA_DIR = tmp_path
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(CommandError, match="--csv: cannot write"):
+        call_command("analyze_study", "lengths", "pool", "--csv", str(blocker / "tables"))

@@ -1,6 +1,7 @@
-"""The corpus reading and analysis API (API.md, "Corpora"): list corpora, one corpus, the
-newest report, the per-query table, one query's projection; start an analysis job; make a
-batch from a selection. The import endpoints live beside these (``api/imports.py``)."""
+"""The corpus reading API (API.md, "Corpora"): list corpora, one corpus, the per-query table,
+one query's projection; make a batch from a selection. The import endpoints live beside
+these (``api/imports.py``); starting an analysis and reading its report are the study
+type's (``core.jobs.study_api``), with this module's request and report shapes."""
 
 import csv
 
@@ -14,10 +15,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.presentation import csv_stream
-from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
+from core.api.shapes import error_responses
 from core.audit import Actor
 from core.errors import NotFound
-from core.jobs.study_api import start_analysis
 from diversity.corpora import selectors
 from diversity.corpora.access import CanAnalyseCorpora, CanMakeBatches
 from diversity.corpora.models import Corpus, SelectionRule
@@ -25,13 +25,11 @@ from diversity.corpora.services import analyses
 from diversity.corpora.services.batches import MAX_PER_QUERY, make_batch
 
 __all__ = [
-    "CorpusAnalysesView",
     "CorpusBatchesView",
     "CorpusDetailView",
     "CorpusListView",
     "CorpusQueryProjectionView",
     "CorpusQueryTableView",
-    "CorpusReportView",
 ]
 
 TAG = "corpora"
@@ -85,7 +83,7 @@ def corpus_payload(request, corpus: Corpus, analysed_at=None) -> dict:
         "created_at": corpus.created_at,
         "embeddings": embeddings,
         "analysed_at": analysed_at,
-        "report_url": request.build_absolute_uri(reverse("api-corpus-report", args=[corpus.name]))
+        "report_url": request.build_absolute_uri(reverse("api-corpora-report", args=[corpus.name]))
         if analysed_at
         else None,
     }
@@ -104,7 +102,7 @@ class CorpusListView(APIView):
     def get(self, request):
         return Response(
             [
-                corpus_payload(request, row["corpus"], row["analysed_at"])
+                corpus_payload(request, row["subject"], row["analysed_at"])
                 for row in selectors.corpus_rows()
             ]
         )
@@ -150,24 +148,6 @@ ReportResponse = inline_serializer(
         ]
     },
 )
-
-
-class CorpusReportView(APIView):
-    permission_classes = [CanAnalyseCorpora]
-
-    @extend_schema(
-        tags=[TAG],
-        summary="The newest corpus report",
-        description="The report of the newest finished analysis (ANALYSIS.md, Response "
-        "pools): `intra_model`, `inter_model`, `top_n`, `lexical`, `by_category`, "
-        "`by_subcategory`, `human_judgments`. 404 until an analysis has finished.",
-        responses={200: ReportResponse, **error_responses(401, 403, 404)},
-    )
-    def get(self, request, name: str):
-        found = analyses.latest_analysis(_corpus(name))
-        if found is None:
-            raise NotFound(f"corpus: {name} has no finished analysis yet; start one first")
-        return Response(found[1])
 
 
 class CorpusQueryTableView(APIView):
@@ -268,30 +248,6 @@ class CorpusAnalysisRequest(serializers.Serializer):
     seed = serializers.IntegerField(required=False, default=analyses.DEFAULT_SEED)
     lexical = serializers.BooleanField(required=False, default=False)
     human_batch = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-
-
-class CorpusAnalysesView(APIView):
-    permission_classes = [CanAnalyseCorpora]
-
-    @extend_schema(
-        tags=[TAG],
-        summary="Start a corpus analysis",
-        description="Runs the homogeneity analysis as a job (on the embeddings; with "
-        "`lexical`, or without embeddings, on TF-IDF vectors), linking the ratings of the "
-        "batches made from the corpus and of `human_batch`: 202 with the job; poll its "
-        "`status_url`, then read `GET …/report`.",
-        request=CorpusAnalysisRequest,
-        responses={202: JobResponse, **error_responses(400, 401, 403, 404)},
-        examples=[JOB_EXAMPLE],
-    )
-    def post(self, request, name: str):
-        return start_analysis(
-            request,
-            _corpus(name),
-            CorpusAnalysisRequest,
-            analyses.analysis_params,
-            analyses.JOB_KIND,
-        )
 
 
 class SelectionRequest(serializers.Serializer):

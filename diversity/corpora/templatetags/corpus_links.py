@@ -1,4 +1,4 @@
-"""``{% query_url 'manage-corpus-query' corpus.name query_id %}``: the link to one query of a
+"""``{% query_url 'manage-corpora-query' corpus.name query_id %}``: the link to one query of a
 corpus, whatever characters its id holds.
 
 ``reverse()`` leaves ``/`` as it is in a ``<path:…>`` argument, so an id such as ``q/../x``
