@@ -31,7 +31,6 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
 from analysis import presentation
@@ -57,14 +56,14 @@ from annotation.selectors import CategoryFilter
 from core.access import staff_page
 from core.audit import Actor
 from core.jobs.execution import job_files_dir, newest_report_job
-from core.jobs.pages import job_status, start_job_from_page
-from core.jobs.subject_pages import active_job, failed_job, report_or_404
+from core.jobs.pages import start_job_from_page
+from core.jobs.study_views import FIGURE_CSP, FIGURE_FORMATS, figure_response
+from core.jobs.subject_pages import analysis_context, csv_download, report_file, report_or_404
 from core.models import Job
 from core.uploads import receive_upload
 
 ITEM_ROWS_SHOWN = 2000
 ANNOTATOR_ROWS_SHOWN = 2000
-SCATTER_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 # --------------------------------------------------------------------------- forms
@@ -114,20 +113,16 @@ def _reader(job: Job):
 @require_GET
 def report_page(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
-    found = latest_report(batch)
-    job, report = found if found is not None else (None, None)
-    active = active_job(batch, ANALYSIS_JOB_KIND)
+    run_defaults = {"bootstrap": DEFAULT_RESAMPLES, "seed": 0}
     context = {
         "batch": batch,
-        "job": job,
-        "report": report,
-        "active_job": active,
-        "active_status": job_status(active) if active else None,
-        "failed_job": failed_job(batch, ANALYSIS_JOB_KIND),
-        "form": RunAnalysisForm(initial=_run_initial(job)),
+        **analysis_context(
+            batch, ANALYSIS_JOB_KIND, latest_report(batch), RunAnalysisForm, run_defaults
+        ),
         "run_url": reverse("manage-report-run", args=[batch.slug]),
         **abilities(request.user),
     }
+    job, report = context["job"], context["report"]
     categories = CategoryFilter.from_params(request.GET)
     context["taxonomy"] = taxonomy_panel(request, batch.items.all(), categories)
     if report is not None:
@@ -182,14 +177,6 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "analysis/report.html", context)
 
 
-def _run_initial(job: Job | None) -> dict:
-    params = (job.params or {}) if job is not None else {}
-    return {
-        "bootstrap": params.get("bootstrap", DEFAULT_RESAMPLES),
-        "seed": params.get("seed", 0),
-    }
-
-
 @staff_page(can_analyse)
 @require_POST
 def run_analysis(request: HttpRequest, slug: str) -> HttpResponse:
@@ -219,21 +206,7 @@ def run_analysis(request: HttpRequest, slug: str) -> HttpResponse:
 def report_json(request: HttpRequest, slug: str) -> FileResponse:
     batch = get_object_or_404(Batch, slug=slug)
     job, _ = _report_or_404(batch)
-    path = job_files_dir() / job.result_path
-    return FileResponse(
-        open(path, "rb"),  # FileResponse closes it
-        as_attachment=True,
-        filename=f"{batch.slug}-report.json",
-        content_type="application/json",
-    )
-
-
-def _csv_response(batch: Batch, name: str, columns: list[str], rows) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(
-        presentation.csv_stream(columns, rows), content_type="text/csv; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="{batch.slug}-{name}.csv"'
-    return response
+    return report_file(job, f"{batch.slug}-report.json")
 
 
 REPORT_TABLES = {
@@ -262,7 +235,8 @@ def report_table_csv(request: HttpRequest, slug: str, table: str) -> StreamingHt
     """One of the report's tables (``REPORT_TABLES``) as a CSV download."""
     batch = get_object_or_404(Batch, slug=slug)
     _, report = _report_or_404(batch)
-    return _csv_response(batch, table, *REPORT_TABLES[table](report))
+    columns, rows = REPORT_TABLES[table](report)
+    return csv_download(columns, rows, f"{batch.slug}-{table}.csv")
 
 
 @staff_page(can_analyse)
@@ -275,12 +249,9 @@ def score_scatter(request: HttpRequest, slug: str) -> HttpResponse:
     if drawing is None:
         raise Http404("No score source scores a labelled item of this batch.")
     response = HttpResponse(drawing.svg(), content_type="image/svg+xml; charset=utf-8")
-    response["Content-Security-Policy"] = SCATTER_CSP
+    response["Content-Security-Policy"] = FIGURE_CSP
     response["Cache-Control"] = "private, max-age=300"
     return response
-
-
-FIGURE_TYPES = {"svg": "image/svg+xml", "pdf": "application/pdf"}
 
 
 @staff_page(can_analyse)
@@ -289,14 +260,10 @@ def report_figure(request: HttpRequest, slug: str, key: str, fmt: str) -> HttpRe
     """One chart of the report as a standalone SVG or PDF file, for a paper."""
     batch = get_object_or_404(Batch, slug=slug)
     job = _report_job_or_404(batch)
-    drawn = figure_file(job, batch, _reader(job), key, fmt) if fmt in FIGURE_TYPES else None
+    drawn = figure_file(job, batch, _reader(job), key, fmt) if fmt in FIGURE_FORMATS else None
     if drawn is None:
         raise Http404(f"The report of {batch.slug} has no figure {key}.{fmt}.")
-    response = HttpResponse(drawn, content_type=FIGURE_TYPES[fmt])
-    response["Content-Disposition"] = content_disposition_header(True, f"{batch.slug}-{key}.{fmt}")
-    if fmt == "svg":
-        response["Content-Security-Policy"] = SCATTER_CSP
-    return response
+    return figure_response(drawn, fmt, f"{batch.slug}-{key}.{fmt}")
 
 
 @staff_page(can_analyse)

@@ -19,9 +19,9 @@ from analysis.services.analyses import (
 from annotation.api.staff import CATEGORY_PARAMETERS
 from annotation.models import Batch
 from annotation.selectors import CategoryFilter
-from core.api.jobs import start_job_response
 from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.errors import NotFound
+from core.jobs.study_api import start_analysis
 
 
 class BatchAnalysisRequest(serializers.Serializer):
@@ -62,14 +62,17 @@ class StartAnalysisView(APIView):
     )
     def post(self, request, slug: str):
         batch = get_object_or_404(Batch, slug=slug)
-        settings = BatchAnalysisRequest(data=request.data)
-        settings.is_valid(raise_exception=True)
-        bootstrap, seed = validate_settings(
-            settings.validated_data["bootstrap"], settings.validated_data["seed"]
-        )
-        group_by = validate_group_by(batch, settings.validated_data["group_by"])
-        params = {"bootstrap": bootstrap, "seed": seed, "group_by": group_by}
-        return start_job_response(request, JOB_KIND, batch, params)
+
+        def params(bootstrap, seed, group_by) -> dict:
+            bootstrap, seed = validate_settings(bootstrap, seed)
+            return {
+                "bootstrap": bootstrap,
+                "seed": seed,
+                "group_by": validate_group_by(batch, group_by),
+            }
+
+        # the same start as every study type's: an unknown setting is refused, naming it
+        return start_analysis(request, batch, BatchAnalysisRequest, params, JOB_KIND)
 
 
 class LatestReportView(APIView):

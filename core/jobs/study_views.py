@@ -83,6 +83,16 @@ def downloads(study, subject) -> list[dict]:
     return found
 
 
+def figure_response(content: bytes, fmt: str, filename: str) -> HttpResponse:
+    """A figure file (``fmt`` one of ``FIGURE_FORMATS``) as a download named ``filename``; an
+    SVG opened in the browser runs nothing and loads nothing."""
+    response = HttpResponse(content, content_type=FIGURE_FORMATS[fmt])
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    if fmt == "svg":
+        response["Content-Security-Policy"] = FIGURE_CSP
+    return response
+
+
 def chart_files(study, subject, charts: list[dict]) -> list[dict]:
     """Each chart with links to its figure files (and the table it draws) when the type
     has figures."""
@@ -293,12 +303,7 @@ class StudyViews:
         found = self._figures(subject)[2].get(key)
         if found is None or fmt not in FIGURE_FORMATS:
             raise Http404(f"The report of {subject.name} has no figure {key}.{fmt}.")
-        response = HttpResponse(found[2].file(fmt), content_type=FIGURE_FORMATS[fmt])
-        filename = f"{subject.name}-{key}.{fmt}"
-        response["Content-Disposition"] = content_disposition_header(True, filename)
-        if fmt == "svg":
-            response["Content-Security-Policy"] = FIGURE_CSP
-        return response
+        return figure_response(found[2].file(fmt), fmt, f"{subject.name}-{key}.{fmt}")
 
     def _figures_zip(self, request: HttpRequest, name: str) -> HttpResponse:
         """Every figure as SVG and PDF, and every table of the report as CSV, in one zip

@@ -19,6 +19,7 @@ from analysis.stats.correlation import EXACT_P_MAX_PAIRS, MIN_P_VALUE_PAIRS
 from annotation.models import Label
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
+from core.models import Job
 from tests.factories import make_batch, make_participant
 from tests.staff import logged_in, staff_user, token_client
 
@@ -167,6 +168,20 @@ def test_analysis_job_through_the_api(django_capture_on_commit_callbacks):
         content_type="application/json",
     )
     assert bad.status_code == 400 and "bootstrap" in bad.json()["detail"]
+    misspelt = client.post(
+        f"/api/v1/batches/{batch.slug}/analyses",
+        data={"bootstrap": 50, "sede": 3},
+        content_type="application/json",
+    )  # refused, not run at the default seed unnoticed
+    assert misspelt.status_code == 400 and misspelt.json()["field"] == "sede"
+    assert "settings: bootstrap, seed, group_by" in misspelt.json()["detail"]
+    unknown_question = client.post(
+        f"/api/v1/batches/{batch.slug}/analyses",
+        data={"group_by": "no-such-question"},
+        content_type="application/json",
+    )
+    assert unknown_question.status_code == 400
+    assert Job.objects.filter(kind="analysis").count() == 1
     assert Client().post(f"/api/v1/batches/{batch.slug}/analyses").status_code == 403
 
 
