@@ -1,6 +1,6 @@
 """Who may do what with batches: the annotation app's permissions and the checks on them.
 
-Granted to the staff roles of ``core.roles`` (from ``AnnotationConfig.ready``):
+Granted to the staff roles of ``core.roles`` (declared on ``AnnotationConfig``):
 
 * researcher — read batches, items and labels, export labels, follow jobs;
 * admin — also create, edit and publish batches, upload items, see annotators' platform
@@ -10,35 +10,6 @@ Every page and API endpoint asks these ``can_*`` functions (``core.access``).
 """
 
 from core.access import holds, permission_class
-from core.roles import ADMIN_GROUP, RESEARCHER_GROUP, grant
-
-RESEARCHER_PERMISSIONS = [
-    "annotation.view_batch",
-    "annotation.view_item",
-    "annotation.view_label",
-    "annotation.export_batch",
-    "core.view_job",
-    "core.add_job",
-    "core.view_auditevent",
-]
-ADMIN_PERMISSIONS = [
-    "annotation.add_batch",
-    "annotation.change_batch",
-    "annotation.add_item",
-    "annotation.view_annotator",
-    "annotation.view_participation",
-    "annotation.change_participation",
-    "annotation.view_assignment",
-    "annotation.view_query",
-    "annotation.view_response",
-    "annotation.manage_annotators",
-]
-
-
-def grant_permissions() -> None:
-    grant(RESEARCHER_GROUP, *RESEARCHER_PERMISSIONS)
-    grant(ADMIN_GROUP, *ADMIN_PERMISSIONS)
-
 
 can_view_batches = holds("annotation.view_batch")
 can_manage_batches = holds("annotation.change_batch")

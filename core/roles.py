@@ -3,31 +3,37 @@
 * ``researcher`` — reads and analyses (each app grants what that means for it);
 * ``admin`` — everything a researcher may do, plus what apps grant admins only.
 
-Apps call ``grant(role, "app_label.codename", ...)`` from their ``AppConfig.ready()``;
-``ensure_roles`` (connected to ``post_migrate``) gives the groups exactly the granted
-permissions. Crowdworkers have no Django login and hold neither role.
+Each app declares what it grants on its ``AppConfig``: ``researcher_permissions`` and
+``admin_permissions``, tuples of ``"app_label.codename"``; ``ensure_roles`` (connected to
+``post_migrate``) gives the groups exactly the declared permissions. Crowdworkers have no
+Django login and hold neither role.
 """
 
 ADMIN_GROUP = "admin"
 RESEARCHER_GROUP = "researcher"
 ROLES = (RESEARCHER_GROUP, ADMIN_GROUP)
 
-_GRANTS: dict[str, list[str]] = {RESEARCHER_GROUP: [], ADMIN_GROUP: []}
+# the AppConfig attribute that declares each role's own permissions
+DECLARED_BY = {RESEARCHER_GROUP: "researcher_permissions", ADMIN_GROUP: "admin_permissions"}
 
 
-def grant(role: str, *permissions: str) -> None:
-    """Grant permissions (``"app_label.codename"``) to a role; admins inherit researchers'."""
-    if role not in _GRANTS:
-        raise ValueError(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
-    for permission in permissions:
-        if permission not in _GRANTS[role]:
-            _GRANTS[role].append(permission)
+def _declared(role: str) -> list[str]:
+    from django.apps import apps
+
+    attribute = DECLARED_BY[role]
+    found = []
+    for config in apps.get_app_configs():
+        found += [name for name in getattr(config, attribute, ()) if name not in found]
+    return found
 
 
 def role_permissions(role: str) -> list[str]:
+    """What the apps grant ``role``; admins hold researchers' permissions too."""
+    if role not in DECLARED_BY:
+        raise ValueError(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
     if role == ADMIN_GROUP:
-        return _GRANTS[RESEARCHER_GROUP] + _GRANTS[ADMIN_GROUP]
-    return list(_GRANTS[role])
+        return _declared(RESEARCHER_GROUP) + _declared(ADMIN_GROUP)
+    return _declared(RESEARCHER_GROUP)
 
 
 def ensure_roles(sender=None, **kwargs) -> None:

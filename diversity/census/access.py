@@ -1,18 +1,6 @@
 """Who may use the census pages, API and jobs: researchers (and so admins)."""
 
 from core.access import holds, permission_class
-from core.roles import RESEARCHER_GROUP, grant
-
-RESEARCHER_PERMISSIONS = [
-    "census.view_census",
-    "census.add_census",
-    "census.analyse_census",
-]
-
-
-def grant_permissions() -> None:
-    grant(RESEARCHER_GROUP, *RESEARCHER_PERMISSIONS)
-
 
 can_view_census = holds("census.view_census")
 can_import_census = holds("census.add_census")

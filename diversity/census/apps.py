@@ -14,10 +14,15 @@ class CensusConfig(AppConfig):
     # checked by core's system check: each needs a registered runner
     job_kinds = ("census_analysis",)
 
+    # granted to the staff roles by core.roles (admins hold researchers' too)
+    researcher_permissions = (
+        "census.view_census",
+        "census.add_census",
+        "census.analyse_census",
+    )
+
     def ready(self) -> None:
         from core.jobs.study_types import register_study_type
-        from diversity.census import access
         from diversity.census.study import CENSUS
 
-        access.grant_permissions()
         register_study_type(CENSUS)

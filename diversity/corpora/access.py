@@ -3,19 +3,6 @@ from a corpus also needs the right to create batches (admins)."""
 
 from annotation.access import can_manage_batches
 from core.access import holds, permission_class
-from core.roles import RESEARCHER_GROUP, grant
-
-RESEARCHER_PERMISSIONS = [
-    "corpora.view_corpus",
-    "corpora.add_corpus",
-    "corpora.change_corpus",
-    "corpora.analyse_corpus",
-]
-
-
-def grant_permissions() -> None:
-    grant(RESEARCHER_GROUP, *RESEARCHER_PERMISSIONS)
-
 
 can_view_corpora = holds("corpora.view_corpus")
 can_import_corpora = holds("corpora.add_corpus")

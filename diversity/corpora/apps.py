@@ -12,9 +12,17 @@ class CorporaConfig(AppConfig):
     # checked by core's system check: each needs a registered runner
     job_kinds = ("corpus_import", "corpus_embeddings", "corpus_analysis")
 
+    # granted to the staff roles by core.roles (admins hold researchers' too)
+    researcher_permissions = (
+        "corpora.view_corpus",
+        "corpora.add_corpus",
+        "corpora.change_corpus",
+        "corpora.analyse_corpus",
+    )
+
     def ready(self) -> None:
         from core.jobs.study_types import register_study_type
-        from diversity.corpora import access, pages
+        from diversity.corpora import pages
         from diversity.corpora.services import (  # noqa: F401  (register the job kinds)
             analysis_parts,
             embedding_jobs,
@@ -22,6 +30,5 @@ class CorporaConfig(AppConfig):
         )
         from diversity.corpora.study import CORPORA
 
-        access.grant_permissions()
         register_study_type(CORPORA)
         pages.register_extensions()

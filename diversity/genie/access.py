@@ -1,18 +1,6 @@
 """Who may use the Genie pages, API and jobs: researchers (and so admins)."""
 
 from core.access import holds, permission_class
-from core.roles import RESEARCHER_GROUP, grant
-
-RESEARCHER_PERMISSIONS = [
-    "genie.view_genieset",
-    "genie.add_genieset",
-    "genie.analyse_genie",
-]
-
-
-def grant_permissions() -> None:
-    grant(RESEARCHER_GROUP, *RESEARCHER_PERMISSIONS)
-
 
 can_view_genie = holds("genie.view_genieset")
 can_import_genie = holds("genie.add_genieset")

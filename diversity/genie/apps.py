@@ -14,10 +14,15 @@ class GenieConfig(AppConfig):
     # checked by core's system check: each needs a registered runner
     job_kinds = ("genie_analysis",)
 
+    # granted to the staff roles by core.roles (admins hold researchers' too)
+    researcher_permissions = (
+        "genie.view_genieset",
+        "genie.add_genieset",
+        "genie.analyse_genie",
+    )
+
     def ready(self) -> None:
         from core.jobs.study_types import register_study_type
-        from diversity.genie import access
         from diversity.genie.study import GENIE
 
-        access.grant_permissions()
         register_study_type(GENIE)
