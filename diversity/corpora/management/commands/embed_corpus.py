@@ -4,9 +4,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from core.audit import Actor
+from core.command_progress import progress_bar
 from core.commands import existing
 from core.errors import ServiceError
-from diversity.corpora.management.commands._progress import progress_bar
 from diversity.corpora.models import Corpus
 from diversity.corpora.services.local_embedding import (
     LOCAL_CHUNK_ROWS,

@@ -1,14 +1,11 @@
 """``manage.py import_genie NAME FILE [--population FILE] [--questions FILE]
 [--model-map FILE] [--description TEXT]``"""
 
-from django.core.management.base import BaseCommand
-
-from core.audit import Actor
-from core.commands import refused_input_as_command_error
+from core.commands import ImportCommand
 from diversity.genie.services.imports import import_genie, import_summary, read_model_table
 
 
-class Command(BaseCommand):
+class Command(ImportCommand):
     help = (
         "Import a Genie set: similarity judgments of target and population answers from a "
         ".jsonl, .json or .csv file, in the platform's layout or GENIE's own (its similarity "
@@ -16,10 +13,10 @@ class Command(BaseCommand):
         "All or nothing: on any problem nothing is imported and every problem is listed as "
         "FILE:LINE: field: message."
     )
+    name_help = "the set's name (lower-case letters, digits, -)"
+    file_help = "a .jsonl, .json or .csv file of judgments"
 
-    def add_arguments(self, parser):
-        parser.add_argument("name", help="the set's name (lower-case letters, digits, -)")
-        parser.add_argument("file", help="a .jsonl, .json or .csv file of judgments")
+    def add_options(self, parser):
         parser.add_argument(
             "--population", help="GENIE: the population's answers file (FILE is the targets')"
         )
@@ -30,16 +27,16 @@ class Command(BaseCommand):
         )
         parser.add_argument("--description", default="")
 
-    def handle(self, *args, name, file, population, questions, model_map, description, **options):
-        with refused_input_as_command_error(file):
-            models = read_model_table(model_map) if model_map else None
-            genie_set = import_genie(
-                name,
-                file,
-                description=description,
-                actor=Actor.command_line(),
-                population=(population, None) if population else None,
-                questions=(questions, None) if questions else None,
-                models=models,
-            )
-        self.stdout.write(import_summary(genie_set))
+    def import_file(
+        self, name, file, *, actor, progress, population, questions, model_map, description, **_
+    ) -> str:
+        genie_set = import_genie(
+            name,
+            file,
+            description=description,
+            actor=actor,
+            population=(population, None) if population else None,
+            questions=(questions, None) if questions else None,
+            models=read_model_table(model_map) if model_map else None,
+        )
+        return import_summary(genie_set)

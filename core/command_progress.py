@@ -1,4 +1,4 @@
-"""A progress bar on stderr for the corpus commands (a line per step when not a terminal)."""
+"""A progress bar on stderr for long commands (a line per step when not a terminal)."""
 
 import sys
 import time
