@@ -25,7 +25,6 @@ urlpatterns = [
     path("api/v1/", include("crowd.api_urls")),
     path("api/v1/", include(study_urls.api())),
     path("api/v1/", include("diversity.genie.api.urls")),
-    path("api/v1/", include("diversity.corpora.api.import_urls")),
     path("api/v1/", include("diversity.corpora.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # the split view serves Swagger UI's start-up script as a file (no inline script: CSP)

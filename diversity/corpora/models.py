@@ -93,6 +93,16 @@ class Corpus(StudySubject):
     def has_embeddings(self) -> bool:
         return bool(self.embedding_source)
 
+    def embedding_facts(self) -> dict:
+        """What identifies the stored embeddings: in reports, job results and the API."""
+        return {
+            "source": self.embedding_source,
+            "origin": self.embedding_origin,
+            "dimension": self.embedding_dimension,
+            "dtype": self.embedding_dtype,
+            "sha256": self.embedding_sha256,
+        }
+
 
 class CorpusQuery(models.Model):
     """A query of the corpus; ``position`` is its order of first appearance in the file."""

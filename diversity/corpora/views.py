@@ -244,18 +244,8 @@ def make_selection_batch(request: HttpRequest, name: str) -> HttpResponse:
     try:
         if not form.is_valid():
             raise ServiceError(form_problems(form))
-        data = form.cleaned_data
-        batch, selection = make_batch(
-            corpus,
-            slug=data["slug"],
-            title=data["title"],
-            rule=data["rule"],
-            per_query=data["per_query"],
-            seed=data["seed"],
-            categories=data["categories"],
-            annotations_per_item=data["annotations_per_item"],
-            actor=Actor.of(request.user),
-        )
+        # the form's fields are make_batch's settings, by name
+        batch, selection = make_batch(corpus, **form.cleaned_data, actor=Actor.of(request.user))
     except ServiceError as error:
         messages.error(request, f"No batch made — {error}")
         return redirect(reverse("manage-corpora", args=[corpus.name]) + "#make-batch")
@@ -281,14 +271,20 @@ def _query_id(request: HttpRequest, in_path: str | None) -> str:
     return query_id
 
 
-@staff_page(can_view_corpora)
-@require_GET
-def query_page(request: HttpRequest, name: str, query_id: str | None = None) -> HttpResponse:
+def _query_detail(request: HttpRequest, name: str, query_id: str | None):
+    """The corpus ``name`` and its query's drill-down, or a 404 naming what is missing."""
     corpus = get_object_or_404(Corpus, name=name)
     query_id = _query_id(request, query_id)
     detail = selectors.query_detail(corpus, query_id)
     if detail is None:
         raise Http404(f"Corpus {corpus.name} has no query {query_id!r}.")
+    return corpus, detail
+
+
+@staff_page(can_view_corpora)
+@require_GET
+def query_page(request: HttpRequest, name: str, query_id: str | None = None) -> HttpResponse:
+    corpus, detail = _query_detail(request, name, query_id)
     names = list(corpus.corpus_models.values_list("name", flat=True))
     colours, slots = plots.model_colours(names), source_slots(names)
     responses = [{**r, "slot": slots.get(r["model"])} for r in detail.responses]
@@ -311,11 +307,7 @@ def query_page(request: HttpRequest, name: str, query_id: str | None = None) -> 
 @staff_page(can_view_corpora)
 @require_GET
 def query_json(request: HttpRequest, name: str, query_id: str | None = None) -> JsonResponse:
-    corpus = get_object_or_404(Corpus, name=name)
-    query_id = _query_id(request, query_id)
-    detail = selectors.query_detail(corpus, query_id)
-    if detail is None:
-        raise Http404(f"Corpus {corpus.name} has no query {query_id!r}.")
+    corpus, detail = _query_detail(request, name, query_id)
     response = JsonResponse(selectors.projection_payload(corpus, detail))
     filename = f"{corpus.name}-query-projection.json"
     response["Content-Disposition"] = content_disposition_header(True, filename)

@@ -64,14 +64,7 @@ CorpusSummaryList = type(CorpusSummary)(many=True)
 def corpus_payload(request, corpus: Corpus, analysed_at=None) -> dict:
     embeddings = None
     if corpus.has_embeddings:
-        embeddings = {
-            "source": corpus.embedding_source,
-            "origin": corpus.embedding_origin,
-            "dimension": corpus.embedding_dimension,
-            "dtype": corpus.embedding_dtype,
-            "sha256": corpus.embedding_sha256,
-            "embedded_at": corpus.embedded_at,
-        }
+        embeddings = {**corpus.embedding_facts(), "embedded_at": corpus.embedded_at}
     return {
         "name": corpus.name,
         "title": corpus.title,
@@ -299,17 +292,8 @@ class CorpusBatchesView(APIView):
         body = SelectionRequest(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        batch, selection = make_batch(
-            corpus,
-            slug=data["slug"],
-            rule=data["rule"],
-            per_query=data["per_query"],
-            seed=data.get("seed"),
-            categories=data.get("categories") or [],
-            title=data.get("title", ""),
-            annotations_per_item=data.get("annotations_per_item"),
-            actor=Actor.of(request.user),
-        )
+        # the request's fields are make_batch's settings, by name; absent ones its defaults
+        batch, selection = make_batch(corpus, **data, actor=Actor.of(request.user))
         return Response(
             {
                 "batch": batch.slug,

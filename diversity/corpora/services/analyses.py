@@ -278,20 +278,10 @@ def analyse(
         corpus,
         structure,
         measured,
-        embedding_facts=None if embeddings is None else embedding_facts(corpus),
+        embedding_facts=None if embeddings is None else corpus.embedding_facts(),
         settings=settings,
         human_batch=human_batch,
     )
-
-
-def embedding_facts(corpus: Corpus) -> dict:
-    return {
-        "source": corpus.embedding_source,
-        "origin": corpus.embedding_origin,
-        "dimension": corpus.embedding_dimension,
-        "dtype": corpus.embedding_dtype,
-        "sha256": corpus.embedding_sha256,
-    }
 
 
 # --------------------------------------------------------------------------- the job

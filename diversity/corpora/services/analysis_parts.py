@@ -43,7 +43,6 @@ from diversity.corpora.services.analyses import (
     MeasuredQuery,
     analysis_params,
     assemble_run,
-    embedding_facts,
     file_names,
     human_batch_of,
     measure_queries,
@@ -115,7 +114,7 @@ def _plan(job: Job) -> Plan:
         final={
             **checked,
             "embedding_file": pinned,
-            "embeddings": embedding_facts(corpus) if pinned else None,
+            "embeddings": corpus.embedding_facts() if pinned else None,
         },
     )
 

@@ -140,13 +140,7 @@ def _install_local_run(job: Job, final: dict, progress: JobProgress) -> tuple[di
 
 
 def _summary(corpus: Corpus) -> dict:
-    return {
-        "corpus": corpus.name,
-        "source": corpus.embedding_source,
-        "origin": corpus.embedding_origin,
-        "dimension": corpus.embedding_dimension,
-        "dtype": corpus.embedding_dtype,
-    }
+    return {"corpus": corpus.name, **corpus.embedding_facts()}
 
 
 # Computing with the local model splits into parts for the workers; an import does not.
