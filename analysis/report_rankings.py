@@ -52,19 +52,24 @@ def rankings_entry(
     item_model = np.array([number.get(name, -1) for name in arrays.models], dtype=np.int64)
     subsets = _label_subsets(arrays, item_subsets)
     bootstrap = {"unit": "annotator", "B": n_resamples, "seed": seed}
+    # every label once, the same way to either ranking: its value, who gave it, the label
+    # subsets; resampled over annotators
+    labels = (
+        arrays.value,
+        arrays.annotator_index,
+        len(names),
+        arrays.n_annotators,
+        {name: mask for name, (_, mask) in subsets.items()},
+    )
+    resampling = {"n_resamples": n_resamples, "seed": seed}
     if pairwise:
         item_b = np.array([number.get(name, -1) for name in arrays.models_b], dtype=np.int64)
         without = int(((item_model < 0) | (item_b < 0) | (item_model == item_b)).sum())
         result = rankings.pairwise_rankings(
             item_model[arrays.item_index],
             item_b[arrays.item_index],
-            arrays.value,
-            arrays.annotator_index,
-            len(names),
-            arrays.n_annotators,
-            {name: mask for name, (_, mask) in subsets.items()},
-            n_resamples=n_resamples,
-            seed=seed,
+            *labels,
+            **resampling,
             strong_weight=STRONG_WEIGHT,
         )
         return {
@@ -72,16 +77,7 @@ def rankings_entry(
             "absolute": None,
         }
     without = int((item_model < 0).sum())
-    result = rankings.mean_rating_rankings(
-        item_model[arrays.item_index],
-        arrays.value,
-        arrays.annotator_index,
-        len(names),
-        arrays.n_annotators,
-        {name: mask for name, (_, mask) in subsets.items()},
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+    result = rankings.mean_rating_rankings(item_model[arrays.item_index], *labels, **resampling)
     return {
         "bradley_terry": None,
         "absolute": _absolute(result, names, subsets, bootstrap, without),
