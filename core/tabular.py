@@ -92,15 +92,22 @@ class ImportRejected(ServiceError):
 # --------------------------------------------------------------------------- sources
 
 
-def format_of(name: str) -> str:
-    """``jsonl`` or ``csv`` from the file name's extension; ``ImportRejected`` otherwise."""
+def unsupported_file_type(name: str, extensions) -> str:
+    """The problem of a file whose type is none of ``extensions`` (".jsonl", ".csv", …), in
+    the one wording every import uses."""
     extension = os.path.splitext(name)[1].lower()
-    fmt = SUPPORTED_FORMATS.get(extension)
+    found = f"{extension!r}" if extension else "no extension"
+    *others, last = extensions
+    allowed = f"{', '.join(others)} or {last}" if others else last
+    return f"{name}:1: file: unsupported file type ({found}); use {allowed}"
+
+
+def format_of(name: str, formats=SUPPORTED_FORMATS) -> str:
+    """The format of the file ``name`` by its extension (``formats``: extension → format;
+    ``jsonl`` or ``csv`` by default); ``ImportRejected`` otherwise."""
+    fmt = formats.get(os.path.splitext(name)[1].lower())
     if fmt is None:
-        found = f"{extension!r}" if extension else "no extension"
-        raise ImportRejected(
-            [f"{name}:1: file: unsupported file type ({found}); use .jsonl or .csv"]
-        )
+        raise ImportRejected([unsupported_file_type(name, formats)])
     return fmt
 
 

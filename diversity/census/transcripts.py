@@ -33,10 +33,12 @@ from typing import IO, Any
 
 from core.tabular import (
     NOT_JSON,
+    SUPPORTED_FORMATS,
     ProblemList,
     csv_text_rows,
     json_document,
     jsonl_text_rows,
+    unsupported_file_type,
 )
 from diversity.census.core.records import CensusRecord
 from diversity.census.sources import CensusInputError, read_text, source_name
@@ -123,7 +125,7 @@ def read_each_file(
         elif kind == "flat":
             per_file.append(_flat_records(file, name, problems))
         else:
-            problems.append(f"{name}:1: file: unsupported file type; use .json, .jsonl or .csv")
+            problems.append(unsupported_file_type(name, (".json", ".jsonl", ".csv")))
             per_file.append([])
     located = [entry for entries in per_file for entry in entries]
     _too_long_replies(located, problems, text_max)
@@ -281,7 +283,7 @@ def _flat_records(file: str | os.PathLike | IO, name: str, problems: list[str]) 
     elif name.lower().endswith(".csv"):
         rows_of = _csv_rows
     else:
-        problems.append(f"{name}:1: file: unsupported file type; use .jsonl or .csv")
+        problems.append(unsupported_file_type(name, SUPPORTED_FORMATS))
         return []
     text = read_text(file, name, problems)
     if text is None:

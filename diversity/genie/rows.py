@@ -26,6 +26,7 @@ from core.tabular import (
     json_document,
     jsonl_text_rows,
     not_an_object,
+    unsupported_file_type,
 )
 from core.text_files import read_text
 
@@ -55,7 +56,7 @@ def read_rows(file: str | os.PathLike | IO, name: str, problems: list[str]) -> F
     """The file's rows, or ``None`` when it cannot be read at all (problem recorded)."""
     lowered = name.lower()
     if not lowered.endswith(FORMATS):
-        problems.append(f"{name}:1: file: unsupported file type; use .jsonl, .json or .csv")
+        problems.append(unsupported_file_type(name, FORMATS))
         return None
     text = read_text(file, name, problems)
     if text is None:

@@ -215,7 +215,7 @@ def test_empty_files_and_unsupported_types_are_problems():
         "a.json: file: holds no reply at all"
     ]
     assert rejected("c", [upload("a.txt", b"Blue")]) == [
-        "a.txt:1: file: unsupported file type; use .json, .jsonl or .csv"
+        "a.txt:1: file: unsupported file type ('.txt'); use .json, .jsonl or .csv"
     ]
     assert rejected(
         "c", [upload("a.json", transcript("a", {"x": ["y"]}))], norms=upload("n.csv", b"")

@@ -175,7 +175,7 @@ def test_every_problem_is_reported_and_nothing_is_returned(tmp_path):
 
 def test_unsupported_extension_and_non_utf8(tmp_path):
     assert problems_of(tmp_path / "j.txt") == [
-        "j.txt:1: file: unsupported file type; use .jsonl, .json or .csv"
+        "j.txt:1: file: unsupported file type ('.txt'); use .jsonl, .json or .csv"
     ]
     path = tmp_path / "j.jsonl"
     path.write_bytes(json.dumps(ROW).encode() + b"\n\xff\n")

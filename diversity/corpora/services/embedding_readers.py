@@ -3,7 +3,6 @@
 bare ``.npy``. Sizes are checked from each file's metadata before anything is
 materialised; problems are collected as ``FILE:ROW: field: message``."""
 
-import os
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from typing import IO
 
 import numpy as np
 
-from core.tabular import ImportRejected, Problems
+from core.tabular import Problems, format_of
 from diversity.corpora.services import parquet_first_row
 
 EMBEDDING_FORMATS = {".parquet": "parquet", ".npz": "npz", ".npy": "npy"}
@@ -24,14 +23,7 @@ NPZ_EXTRA_ROWS_READ = 1_000
 
 
 def embedding_format(filename: str) -> str:
-    extension = os.path.splitext(filename)[1].lower()
-    fmt = EMBEDDING_FORMATS.get(extension)
-    if fmt is None:
-        found = f"{extension!r}" if extension else "no extension"
-        raise ImportRejected(
-            [f"{filename}:1: file: unsupported file type ({found}); use .parquet, .npz or .npy"]
-        )
-    return fmt
+    return format_of(filename, EMBEDDING_FORMATS)
 
 
 # --------------------------------------------------------------------------- readers
