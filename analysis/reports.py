@@ -25,6 +25,7 @@ Sections with a module of their own: ``report_annotators`` (per annotator),
 
 import math
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,9 +60,32 @@ def build_report(
     group_by: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Report:
+    # Annotator competence (the labels alone) and the model rankings and calibration (the
+    # items' figures) are computed in a second thread while this one computes the figures
+    # that run on one core, before the bootstrap takes both cores. Leaving the block waits
+    # for that thread, whatever happened in this one.
+    with ThreadPoolExecutor(max_workers=1) as beside:
+        return _report(beside, arrays, sources, n_resamples, seed, group_by, progress)
+
+
+def _report(
+    beside: ThreadPoolExecutor,
+    arrays: BatchArrays,
+    sources: list[SourceScores],
+    n_resamples: int,
+    seed: int,
+    group_by: str | None,
+    progress: Callable[[int, int], None] | None,
+) -> Report:
     groups = category_groups(arrays)
     steps = len(sources) + 2 + len(groups)
     _tell(progress, 1, steps)
+    competence_later = beside.submit(competence_entry, arrays)
+    items = _item_figures(arrays)
+    counts, summary, _, subsets = items
+    sections_later = beside.submit(
+        model_sections, ItemSet(arrays, sources, counts, summary, subsets), n_resamples, seed
+    )
 
     # Progress counts the distinct item sets (subsets x score coverage) as they finish.
     def tell_sets(done: int, total: int) -> None:
@@ -69,7 +93,7 @@ def build_report(
         steps = total + 2 + len(groups)
         _tell(progress, 1 + done, steps)
 
-    figures = _figures(arrays, sources, n_resamples, seed, group_by, tell_sets)
+    figures = _figures(arrays, sources, n_resamples, seed, group_by, tell_sets, items)
     labelled = figures.subsets["full"]
     # A group with the same items as the batch, or as an earlier group (a category with a
     # single sub-category), has the same figures: they are computed once per item set.
@@ -130,14 +154,10 @@ def build_report(
         "category_min_items": MIN_CATEGORY_ITEMS,
         "by_category": by_category,
     }
-    sections = model_sections(
-        ItemSet(arrays, sources, figures.counts, figures.summary, figures.subsets),
-        n_resamples,
-        seed,
-    )
+    sections = sections_later.result()
     if "rankings" in sections:
         report["rankings"] = sections["rankings"]
-    annotator_competence = competence_entry(arrays)
+    annotator_competence = competence_later.result()
     if annotator_competence is not None:
         report["competence"] = annotator_competence
     if "calibration" in sections:
@@ -183,6 +203,15 @@ class _Figures:
     arrays: BatchArrays
 
 
+def _item_figures(arrays: BatchArrays) -> tuple:
+    """Each item's label counts, their summary, the pairwise figures (or None) and the
+    subsets: what every other figure of an item set starts from."""
+    counts = stats.count_matrix(arrays.item_index, arrays.value, arrays.label_set, arrays.n_items)
+    summary = stats.item_summary(counts, arrays.label_set)
+    pairwise = stats.pairwise_agreement(counts, arrays.label_set) if arrays.comparison else None
+    return counts, summary, pairwise, stats.batch_subsets(arrays.comparison, summary, pairwise)
+
+
 def _items_key(keep: np.ndarray) -> bytes:
     """The same bytes for the same item mask (over the same batch's items)."""
     return np.packbits(keep).tobytes()
@@ -195,12 +224,24 @@ def _figures(
     seed: int,
     group_by: str | None,
     progress: Callable[[int, int], None] | None,
+    items: tuple | None = None,
 ) -> _Figures:
     is_pairwise = arrays.comparison
-    counts = stats.count_matrix(arrays.item_index, arrays.value, arrays.label_set, arrays.n_items)
-    summary = stats.item_summary(counts, arrays.label_set)
-    pairwise = stats.pairwise_agreement(counts, arrays.label_set) if is_pairwise else None
-    subsets = stats.batch_subsets(arrays.comparison, summary, pairwise)
+    counts, summary, pairwise, subsets = items or _item_figures(arrays)
+    # The figures that run on one core first, while the report's other thread (the
+    # annotators' competence) runs on the second; then the bootstrap, on both.
+    agreement = _agreement_entry(
+        stats.agreement_summary(
+            arrays.item_index,
+            arrays.annotator_index,
+            arrays.value,
+            arrays.label_set,
+            arrays.n_items,
+        ),
+        is_pairwise,
+    )
+    annotators = annotator_entries(arrays)
+    validity = validity_entry(arrays, group_by)
     # One call for all sources: sources seeing the same items share each subset's resamples.
     per_source = stats.correlate_sources_subsets(
         [source.scores for source in sources],
@@ -214,16 +255,6 @@ def _figures(
     for source, results in zip(sources, per_source, strict=True):
         for subset, result in results.items():
             correlations.append(_correlation_entry(source, subset, result))
-    agreement = _agreement_entry(
-        stats.agreement_summary(
-            arrays.item_index,
-            arrays.annotator_index,
-            arrays.value,
-            arrays.label_set,
-            arrays.n_items,
-        ),
-        is_pairwise,
-    )
     return _Figures(
         counts=counts,
         summary=summary,
@@ -231,8 +262,8 @@ def _figures(
         subsets=subsets,
         correlations=correlations,
         agreement=agreement,
-        annotators=annotator_entries(arrays),
-        validity=validity_entry(arrays, group_by),
+        annotators=annotators,
+        validity=validity,
         arrays=arrays,
     )
 
