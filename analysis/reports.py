@@ -65,18 +65,19 @@ def build_report(
     # that run on one core, before the bootstrap takes both cores. Leaving the block waits
     # for that thread, whatever happened in this one.
     with ThreadPoolExecutor(max_workers=1) as beside:
-        return _report(beside, arrays, sources, n_resamples, seed, group_by, progress)
+        settings = {"n_resamples": n_resamples, "seed": seed, "group_by": group_by}
+        return _report(arrays, sources, beside, settings, progress)
 
 
 def _report(
-    beside: ThreadPoolExecutor,
     arrays: BatchArrays,
     sources: list[SourceScores],
-    n_resamples: int,
-    seed: int,
-    group_by: str | None,
+    beside: ThreadPoolExecutor,
+    settings: dict,
     progress: Callable[[int, int], None] | None,
 ) -> Report:
+    """``build_report`` with its second thread (``beside``) and its ``settings``."""
+    n_resamples, seed, group_by = settings["n_resamples"], settings["seed"], settings["group_by"]
     groups = category_groups(arrays)
     steps = len(sources) + 2 + len(groups)
     _tell(progress, 1, steps)
