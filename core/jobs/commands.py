@@ -21,9 +21,29 @@ from core.audit import Actor
 from core.commands import existing
 from core.errors import ServiceError
 from core.files import write_json
-from core.jobs.study_jobs import analyse_now, latest_report
+from core.jobs.execution import newest_report
+from core.jobs.queue import run_now
 from core.jobs.study_types import study_type, study_types
 from core.models import Job
+
+
+def analysed_report(job_kind: str, subject, params: dict) -> tuple[Job, dict]:
+    """Run a ``job_kind`` analysis of ``subject`` as a job in this process, recorded like one
+    started on its page (so the page shows it); the job and its report. A failed job ends
+    the command with its message and every problem."""
+    job = run_now(job_kind, subject, params, Actor.command_line())
+    if job.state != Job.State.SUCCEEDED:
+        problems = (job.result or {}).get("problems") or []
+        raise CommandError("\n".join([f"analysis failed: {job.message}", *problems]))
+    return newest_report(subject, job_kind)
+
+
+def write_report_json(json_path: str, report: dict) -> None:
+    """``--json``: the report written to ``json_path`` (a FIFO or a device directly)."""
+    try:
+        write_json(json_path, report)
+    except OSError as error:
+        raise CommandError(f"--json: cannot write {json_path}: {error.strerror}") from error
 
 
 def _option(name: str) -> str:
@@ -71,16 +91,9 @@ class AnalyzeCommand(BaseCommand):
             params = study.params(**self._settings(study, options))
         except ServiceError as error:
             raise CommandError(str(error)) from error
-        job = analyse_now(study, subject, params, Actor.command_line())
-        if job.state != Job.State.SUCCEEDED:
-            problems = (job.result or {}).get("problems") or []
-            raise CommandError("\n".join([f"analysis failed: {job.message}", *problems]))
-        _, report = latest_report(study, subject)
+        job, report = analysed_report(study.job_kind, subject, params)
         if json_path:
-            try:
-                write_json(json_path, report)  # a FIFO or a device is written directly
-            except OSError as error:
-                raise CommandError(f"--json: cannot write {json_path}: {error.strerror}") from error
+            write_report_json(json_path, report)
         if csv_dir:
             try:
                 self._write_tables(study, subject, job, report, Path(csv_dir))

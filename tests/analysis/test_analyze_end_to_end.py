@@ -84,6 +84,12 @@ def test_analyze_json_matches_independent_computation(tmp_path, kind):
     )
     report = json.loads(report_path.read_text())  # parses: no NaN/Infinity allowed by json
     labels = expected_from_database(batch)
+    # recorded like an analysis started on the report page, which now shows it
+    job = Job.objects.get(kind="analysis", state=Job.State.SUCCEEDED)
+    assert job.params == {"bootstrap": 200, "seed": 5, "group_by": None}
+    assert job.subject == batch and job.created_by is None
+    page = logged_in(staff_user("researcher", "cli-reader")).get(f"/manage/{batch.slug}/report")
+    assert "No analysis yet" not in page.content.decode()
 
     assert report["n_items"] == 12 and report["n_labels"] == 60
     label_set = [1, 2, 3, 4, 5] if kind == "absolute" else [-2, -1, 0, 1, 2]

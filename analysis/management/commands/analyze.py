@@ -4,15 +4,23 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.services.analyses import DEFAULT_RESAMPLES, analyse_batch
+from analysis.services.analyses import (
+    DEFAULT_RESAMPLES,
+    JOB_KIND,
+    validate_group_by,
+    validate_settings,
+)
 from annotation.models import Batch
 from core.commands import existing
 from core.errors import ServiceError
-from core.files import write_json
+from core.jobs.commands import analysed_report, write_report_json
 
 
 class Command(BaseCommand):
-    help = "Analyse a batch's counted labels and imported model scores (ANALYSIS.md)."
+    help = (
+        "Analyse a batch's counted labels and imported model scores (ANALYSIS.md) as a job in "
+        "this process, recorded like one started on the report page (which then shows it)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
@@ -28,15 +36,18 @@ class Command(BaseCommand):
     def handle(self, *args, slug, json_path, bootstrap, seed, group_by, **options):
         batch = existing(Batch, "batch", slug=slug)
         started = time.perf_counter()
-        try:
-            report = analyse_batch(batch, n_resamples=bootstrap, seed=seed, group_by=group_by)
+        try:  # the settings the page, the API and the job check alike
+            bootstrap, seed = validate_settings(bootstrap, seed)
+            params = {
+                "bootstrap": bootstrap,
+                "seed": seed,
+                "group_by": validate_group_by(batch, group_by),
+            }
         except ServiceError as error:
             raise CommandError(str(error)) from error
+        _, report = analysed_report(JOB_KIND, batch, params)
         if json_path:
-            try:  # a FIFO or a device is written directly (core.files)
-                write_json(json_path, report)
-            except OSError as error:
-                raise CommandError(f"--json: cannot write {json_path}: {error.strerror}") from error
+            write_report_json(json_path, report)
         full = [
             entry
             for entry in report["correlations"]
