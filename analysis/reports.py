@@ -62,11 +62,14 @@ def build_report(
 ) -> Report:
     # Annotator competence (the labels alone) and the model rankings and calibration (the
     # items' figures) are computed in a second thread while this one computes the figures
-    # that run on one core, before the bootstrap takes both cores. Leaving the block waits
-    # for that thread, whatever happened in this one.
-    with ThreadPoolExecutor(max_workers=1) as beside:
-        settings = {"n_resamples": n_resamples, "seed": seed, "group_by": group_by}
+    # that run on one core, before the bootstrap takes both cores. A failure here is raised
+    # at once, without waiting for that thread's work, which is then of no use.
+    beside = ThreadPoolExecutor(max_workers=1)
+    settings = {"n_resamples": n_resamples, "seed": seed, "group_by": group_by}
+    try:
         return _report(arrays, sources, beside, settings, progress)
+    finally:
+        beside.shutdown(wait=False, cancel_futures=True)
 
 
 def _report(

@@ -21,7 +21,7 @@ from core.audit import Actor
 from core.commands import existing
 from core.errors import ServiceError
 from core.files import write_json
-from core.jobs.execution import newest_report
+from core.jobs.execution import job_report
 from core.jobs.queue import run_now
 from core.jobs.study_types import study_type, study_types
 from core.models import Job
@@ -29,13 +29,14 @@ from core.models import Job
 
 def analysed_report(job_kind: str, subject, params: dict) -> tuple[Job, dict]:
     """Run a ``job_kind`` analysis of ``subject`` as a job in this process, recorded like one
-    started on its page (so the page shows it); the job and its report. A failed job ends
-    the command with its message and every problem."""
+    started on its page (so the page shows it); the job and its report (this run's, even
+    when another finished meanwhile). A failed job ends the command with its message and
+    every problem."""
     job = run_now(job_kind, subject, params, Actor.command_line())
     if job.state != Job.State.SUCCEEDED:
         problems = (job.result or {}).get("problems") or []
         raise CommandError("\n".join([f"analysis failed: {job.message}", *problems]))
-    return newest_report(subject, job_kind)
+    return job, job_report(job)
 
 
 def write_report_json(json_path: str, report: dict) -> None:
@@ -76,7 +77,8 @@ class AnalyzeCommand(BaseCommand):
         else:
             parser.add_argument(
                 "--set",
-                dest="settings",
+                # not "settings": Django reads that option as the settings module's path
+                dest="set_values",
                 action="append",
                 default=[],
                 metavar="SETTING=VALUE",
@@ -139,7 +141,7 @@ class AnalyzeCommand(BaseCommand):
         if self.study_slug:
             return {name: options[name] for name in fields if options.get(name) is not None}
         settings = {}
-        for given in options.get("settings") or []:
+        for given in options["set_values"]:
             name, equals, value = given.partition("=")
             if not equals or name.replace("-", "_") not in fields:
                 known = ", ".join(fields) or "none"

@@ -43,8 +43,13 @@ def newest_report(subject, kind: str) -> tuple[Job, dict] | None:
     job = newest_report_job(subject, kind)
     if job is None:
         return None
+    return job, job_report(job)
+
+
+def job_report(job: Job) -> dict:
+    """The JSON report a succeeded job kept as its result file."""
     with open(job_files_dir() / job.result_path, encoding="utf-8") as stream:
-        return job, json.load(stream)
+        return json.load(stream)
 
 
 def store_upload(upload, extension: str) -> str:

@@ -231,7 +231,7 @@ def register_study_type(study: StudyType) -> StudyType:
 SLUG = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 # the scaffold's own pages of a subject, and the command's own arguments
 PAGES = {"list", "upload", "run", "json", "figure", "figures"}
-COMMAND_ARGUMENTS = {"study", "name", "json_path", "settings"}
+COMMAND_ARGUMENTS = {"study", "name", "json_path", "csv_dir", "set_values", "settings"}
 
 
 def _check(study: StudyType) -> None:

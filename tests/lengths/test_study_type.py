@@ -266,3 +266,17 @@ def test_the_command_says_where_it_cannot_write_the_tables(corpus, settings, tmp
     blocker.write_text("not a folder")
     with pytest.raises(CommandError, match="--csv: cannot write"):
         call_command("analyze_study", "lengths", "pool", "--csv", str(blocker / "tables"))
+
+
+def test_set_is_read_as_settings_of_the_analysis_not_as_djangos_own():
+    """On the command line Django reads the parsed ``settings`` option as the settings
+    module's path before the command runs: ``--set`` must not be stored under that name."""
+    from django.core.management.base import handle_default_options
+
+    from core.management.commands.analyze_study import Command
+
+    parser = Command().create_parser("manage.py", "analyze_study")
+    options = parser.parse_args(["lengths", "pool", "--set", "tail=80", "--csv", "out"])
+    handle_default_options(options)  # raised TypeError when --set went to "settings"
+    assert options.settings is None
+    assert options.set_values == ["tail=80"] and options.csv_dir == "out"
