@@ -112,14 +112,17 @@ class AnalyzeCommand(BaseCommand):
 
     @staticmethod
     def _write_tables(study, subject, job: Job, report: dict, folder: Path) -> None:
-        """Every table of the report, and those kept beside it, as ``<name>-<table>.csv``."""
+        """Every table of the report, and those kept beside it, as ``<name>-<table>.csv``;
+        none when one of them is no longer kept (each is asked for before any is written)."""
+        tables = {
+            table: study.tables[table](report)
+            if table in study.tables
+            else study.job_tables[table](subject, job)
+            for table in study.table_names
+        }
         folder.mkdir(parents=True, exist_ok=True)
-        for table in study.table_names:
+        for table, kept in tables.items():
             path = folder / f"{subject.name}-{table}.csv"
-            if table in study.tables:
-                kept = study.tables[table](report)
-            else:
-                kept = study.job_tables[table](subject, job)
             if isinstance(kept, Path):
                 shutil.copyfile(kept, path)
                 continue

@@ -280,3 +280,24 @@ def test_set_is_read_as_settings_of_the_analysis_not_as_djangos_own():
     handle_default_options(options)  # raised TypeError when --set went to "settings"
     assert options.settings is None
     assert options.set_values == ["tail=80"] and options.csv_dir == "out"
+
+
+def test_csv_writes_no_table_when_one_is_no_longer_kept(corpus, settings, tmp_path, monkeypatch):
+    import dataclasses
+
+    from django.http import Http404
+
+    from core.jobs import study_types
+
+    def gone(subject, job):
+        raise Http404("The per-query table of this analysis is no longer kept.")
+
+    lengths = study_types.study_type("lengths")
+    monkeypatch.setitem(
+        study_types._TYPES, "lengths", dataclasses.replace(lengths, job_tables={"kept": gone})
+    )
+    settings.DATA_DIR = tmp_path
+    folder = tmp_path / "tables"
+    with pytest.raises(CommandError, match="--csv: The per-query table .* no longer kept"):
+        call_command("analyze_study", "lengths", "pool", "--csv", str(folder))
+    assert not folder.exists()  # not half the tables
