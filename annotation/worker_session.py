@@ -23,6 +23,13 @@ def annotator_pks(session) -> set[int]:
     return set(session.get(SESSION_KEY, {}).values())
 
 
+def only_batch_of(session, annotator_pk: int) -> str | None:
+    """The slug of the one batch this session stands for the annotator in (``None``
+    when it is none or several)."""
+    slugs = [slug for slug, pk in session.get(SESSION_KEY, {}).items() if pk == annotator_pk]
+    return slugs[0] if len(slugs) == 1 else None
+
+
 BROWSER_KEY = "worker_browsers"
 
 

@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors, worker_session
 from annotation.models import Annotator, Batch, Participation
+from annotation.services import sql
 from annotation.services.admission import completion
 from annotation.services.bundles import bundle_progress
 from annotation.services.labelling import TAKEN_OVER, submit_label
@@ -251,12 +252,9 @@ LABEL_REQUEST_SCHEMA = {
 
 def _session_annotators(session) -> list[Annotator]:
     """The annotators this browser session stands for, as references by primary key."""
-    annotators = []
-    for pk in sorted(worker_session.annotator_pks(session)):
-        annotator = Annotator(pk=pk)
-        annotator._state.adding = False
-        annotators.append(annotator)
-    return annotators
+    return [
+        sql.stored(Annotator, {"id": pk}) for pk in sorted(worker_session.annotator_pks(session))
+    ]
 
 
 class SubmitLabelView(WorkerAPIView):
@@ -292,6 +290,7 @@ class SubmitLabelView(WorkerAPIView):
                     browser_keys=worker_session.browser_keys(request.session),
                     cant_judge=body.get("cant_judge"),
                     comment=body.get("comment"),
+                    batch_slug=worker_session.only_batch_of(request.session, annotator.pk),
                 )
             except NotFound as missing:
                 last_error = missing

@@ -23,7 +23,7 @@ from annotation.models import (
     Participation,
     Purpose,
 )
-from annotation.services import policies, quality, slots, sql
+from annotation.services import known_batches, policies, quality, slots, sql
 from annotation.setting_rules import MAX_COMMENT_CHARS
 from core.errors import Conflict, InvalidInput, NotFound
 from core.locking import lock_rows
@@ -46,6 +46,21 @@ class SubmitOutcome:
     label: Label
 
 
+@dataclass(frozen=True)
+class Submission:
+    """A label as the annotator sent it, before a path decides what it is
+    (``submit_label``'s arguments, checked for form)."""
+
+    annotator: Annotator
+    assignment_pk: uuid.UUID
+    value: object
+    duration_ms: object
+    now: datetime
+    browser_keys: frozenset[str] | None
+    comment: str
+    batch_slug: str | None
+
+
 def submit_label(
     annotator: Annotator,
     assignment_id,
@@ -56,6 +71,7 @@ def submit_label(
     browser_keys: frozenset[str] | None = None,
     cant_judge: bool = False,
     comment: str | None = None,
+    batch_slug: str | None = None,
 ) -> SubmitOutcome:
     """Store the annotator's label for their assignment.
 
@@ -81,6 +97,9 @@ def submit_label(
 
     ``value`` is as the worker gave it, relative to what was shown; it is stored in the
     kind's canonical terms (a pair: relative to the imported A and B) with the order shown.
+    ``batch_slug`` is the batch the caller expects the assignment in (the crowdworker API:
+    the one batch the browser's session works in): a hint that lets the common case skip
+    reading the lease (``_submit_to_known_batch``), never a condition.
     After the label is stored, the batch's quality policies may exclude the annotator
     (``policies.apply_policies``, in its own transaction).
     """
@@ -89,17 +108,13 @@ def submit_label(
     cant_judge = _flag("cant_judge", cant_judge)
     comment = _clean_comment(comment)
     if not cant_judge:  # "can't judge" always takes the locked path
-        fast = _submit_in_one_statement(
-            annotator,
-            assignment_uuid,
-            value,
-            duration_ms,
-            now,
-            browser_keys=browser_keys,
-            comment=comment,
+        submitted = Submission(
+            annotator, assignment_uuid, value, duration_ms, now, browser_keys, comment, batch_slug
         )
-        if fast is not None:
-            return fast
+        for attempt in (_submit_to_known_batch, _submit_in_one_statement):
+            fast = attempt(submitted)
+            if fast is not None:
+                return fast
     with transaction.atomic():
         _lock_participation(annotator, assignment_uuid)
         assignment = (
@@ -216,16 +231,7 @@ def count_regular_label(batch_pk: int, annotator_pk: int) -> None:
     )
 
 
-def _submit_in_one_statement(
-    annotator: Annotator,
-    assignment_pk: uuid.UUID,
-    value,
-    duration_ms,
-    now: datetime,
-    *,
-    browser_keys: frozenset[str] | None = None,
-    comment: str = "",
-) -> SubmitOutcome | None:
+def _submit_in_one_statement(submitted: Submission) -> SubmitOutcome | None:
     """The common case on PostgreSQL — the first submission to an open regular lease of
     an annotator who is not excluded — as one read and one write
     (``slots.count_label_in_one_statement``). ``None`` when it does not apply, or when the
@@ -233,15 +239,18 @@ def _submit_in_one_statement(
     excluded): the locked path then decides, as for any other submission."""
     if connection.vendor != "postgresql":
         return None
+    annotator, browser_keys = submitted.annotator, submitted.browser_keys
     with sql.cursor() as cursor:
-        cursor.execute(_lease_sql(), {"assignment": assignment_pk, "annotator": annotator.pk})
+        params = {"assignment": submitted.assignment_pk, "annotator": annotator.pk}
+        cursor.execute(_lease_sql(), params)
         row = cursor.fetchone()
     if row is None:
         raise NotFound("No such assignment.")
     n_assignment = len(sql.columns(Assignment))
     assignment = sql.instance(Assignment, row[:n_assignment])
-    assignment.batch = sql.instance(Batch, row[n_assignment:-2])
-    annotator_excluded, bound_browser = row[-2:]
+    assignment.batch = sql.instance(Batch, row[n_assignment:-3])
+    annotator_excluded, bound_browser, version = row[-3:]
+    known_batches.remember(row[n_assignment:-3], version)
     if (
         assignment.state != AssignmentState.OPEN
         or assignment.purpose != Purpose.REGULAR
@@ -251,12 +260,69 @@ def _submit_in_one_statement(
         return None
     batch = assignment.batch
     kind = batch.task_kind
-    _check_offered(batch, False, comment)
-    clean = kind.canonical(kind.clean_label(batch, value), assignment.shown_order)
-    duration_ms = _validate_duration(duration_ms)
-    too_fast, straightlined = quality.flags(batch, annotator.pk, clean.value, duration_ms)
-    columns = {
-        "comment": comment,
+    _check_offered(batch, False, submitted.comment)
+    clean = kind.canonical(kind.clean_label(batch, submitted.value), assignment.shown_order)
+    columns = _label_columns(batch, submitted, clean, _validate_duration(submitted.duration_ms))
+    stored = slots.count_label_in_one_statement(
+        assignment_pk=assignment.pk, annotator_pk=annotator.pk, label=columns, now=submitted.now
+    )
+    if stored is None:
+        return None
+    return _counted(stored, submitted, batch, columns, assignment=assignment)
+
+
+def _submit_to_known_batch(submitted: Submission) -> SubmitOutcome | None:
+    """The common case in **one** statement, without reading the lease: the batch's
+    settings come from this process's copy (``known_batches``), and the statement writes
+    only if the batch row is still the version the copy was read from, the participation
+    is bound to this browser (or none) and the lease is an open regular one of this
+    annotator (``slots.BatchGuard``). A pair's value is sent in both presentation orders;
+    the statement stores the one of the order the lease showed. ``None`` when any of that
+    does not hold, when the value does not pass this copy's check (the caller's path then
+    reads the batch and says what is wrong), or when the batch flags straight runs (which
+    reads the annotator's earlier labels): the caller then reads the lease."""
+    slug, browser_keys = submitted.batch_slug, submitted.browser_keys
+    if slug is None or browser_keys is None or connection.vendor != "postgresql":
+        return None
+    known = known_batches.known(slug)
+    if known is None:
+        return None
+    batch, version = known
+    if (batch.straightline_run or 0) > 1:
+        return None
+    kind = batch.task_kind
+    try:
+        _check_offered(batch, False, submitted.comment)
+        given = kind.clean_label(batch, submitted.value)
+        duration_ms = _validate_duration(submitted.duration_ms)
+    except InvalidInput:
+        return None
+    columns = _label_columns(batch, submitted, kind.canonical(given, "ab"), duration_ms)
+    shown_ba = {}
+    if kind.comparison:
+        flipped = _label_columns(batch, submitted, kind.canonical(given, "ba"), duration_ms)
+        shown_ba = {name: flipped[name] for name in columns if flipped[name] != columns[name]}
+    stored = slots.count_label_in_one_statement(
+        assignment_pk=submitted.assignment_pk,
+        annotator_pk=submitted.annotator.pk,
+        label=columns,
+        now=submitted.now,
+        guard=slots.BatchGuard(batch.pk, version, browser_keys),
+        shown_ba=shown_ba,
+    )
+    if stored is None:
+        return None
+    if stored.shown_order == "ba":
+        columns.update(shown_ba)
+    return _counted(stored, submitted, batch, columns)
+
+
+def _label_columns(batch: Batch, submitted: Submission, clean: CleanLabel, duration_ms) -> dict:
+    """The label's own columns, as ``slots.count_label_in_one_statement`` takes them
+    (its quality flags: a regular label's, ``quality.flags``)."""
+    too_fast, straightlined = quality.flags(batch, submitted.annotator.pk, clean.value, duration_ms)
+    return {
+        "comment": submitted.comment,
         "kind": batch.kind,
         "value": clean.value,
         "text": clean.text,
@@ -266,25 +332,37 @@ def _submit_in_one_statement(
         "straightlined": straightlined,
         "duration_ms": duration_ms,
     }
-    label_pk = slots.count_label_in_one_statement(
-        assignment_pk=assignment.pk, annotator_pk=annotator.pk, label=columns, now=now
+
+
+def _counted(
+    stored: slots.StoredLabel,
+    submitted: Submission,
+    batch: Batch,
+    columns: dict,
+    *,
+    assignment: Assignment | None = None,
+) -> SubmitOutcome:
+    """The outcome of a label the one-statement paths stored as counted; then the
+    batch's quality policies, as after any label."""
+    annotator = submitted.annotator
+    label = sql.stored(  # the statement inserted the row
+        Label,
+        {
+            "id": stored.pk,
+            "assignment_id": submitted.assignment_pk,
+            "batch_id": batch.pk,
+            "item_id": stored.item_pk,
+            "annotator_id": annotator.pk,
+            "status": LabelStatus.COUNTED,
+            "shown_order": stored.shown_order,
+            "position_in_bundle": stored.position_in_bundle,
+            "submitted_at": submitted.now,
+            **columns,
+        },
     )
-    if label_pk is None:
-        return None
-    label = Label(
-        pk=label_pk,
-        assignment=assignment,
-        batch=batch,
-        item_id=assignment.item_id,
-        annotator=annotator,
-        status=LabelStatus.COUNTED,
-        shown_order=assignment.shown_order,
-        position_in_bundle=assignment.position_in_bundle,
-        submitted_at=now,
-        **columns,
-    )
-    label._state.adding = False  # the statement inserted the row
-    label._state.db = connection.alias
+    label.batch, label.annotator = batch, annotator
+    if assignment is not None:
+        label.assignment = assignment
     policies.apply_policies(batch, annotator.pk)
     return SubmitOutcome(LabelStatus.COUNTED, True, label)
 
@@ -296,7 +374,8 @@ def _lease_sql() -> str:
     per annotator and batch)."""
     return f"""
         SELECT {sql.select_list(Assignment, "a")}, {sql.select_list(Batch, "b")},
-            COALESCE(p.status = 'excluded', FALSE), p.browser_key
+            COALESCE(p.status = 'excluded', FALSE), p.browser_key,
+            {known_batches.version_of("b", connection.vendor)}
         FROM {sql.table(Assignment)} a JOIN {sql.table(Batch)} b ON b.id = a.batch_id
         LEFT JOIN {sql.table(Participation)} p
             ON p.batch_id = a.batch_id AND p.annotator_id = a.annotator_id

@@ -54,7 +54,7 @@ from annotation.models import (
     Participation,
     Purpose,
 )
-from annotation.services import admission, bundles, quality, slots
+from annotation.services import admission, bundles, quality, slots, sql
 from annotation.services.leases import (
     LEASE_FIELDS,
     expire_leases,
@@ -213,19 +213,21 @@ def _lease_in_one_statement(
     if taken is None:
         return None
     item_pk, order = taken
-    assignment = Assignment(
-        pk=assignment_pk,
-        batch=batch,
-        item_id=item_pk,
-        annotator_id=participation.annotator_id,
-        state=AssignmentState.OPEN,
-        purpose=Purpose.REGULAR,
-        shown_order=order,
-        leased_at=now,
-        expires_at=expires_at,
+    assignment = sql.stored(  # the row exists: the statement inserted it
+        Assignment,
+        {
+            "id": assignment_pk,
+            "batch_id": batch.pk,
+            "item_id": item_pk,
+            "annotator_id": participation.annotator_id,
+            "state": AssignmentState.OPEN,
+            "purpose": Purpose.REGULAR,
+            "shown_order": order,
+            "leased_at": now,
+            "expires_at": expires_at,
+        },
     )
-    assignment._state.adding = False  # the row exists: the statement inserted it
-    assignment._state.db = connection.alias
+    assignment.batch = batch
     return assignment
 
 

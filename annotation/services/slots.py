@@ -30,8 +30,10 @@ import random
 import uuid
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import F, Max, Q
@@ -140,36 +142,68 @@ def lease_in_one_statement(
     return (row[0], row[1]) if row else None
 
 
+@dataclass(frozen=True)
+class BatchGuard:
+    """What a label written without reading the lease first requires of the database:
+    the batch row still at ``version`` (``known_batches``: its settings, by which the
+    value was checked, are the ones in force) and the participation bound to no browser
+    or to one of ``browser_keys`` (the submitting browser's)."""
+
+    batch_pk: int
+    version: str
+    browser_keys: frozenset[str]
+
+
+class StoredLabel(NamedTuple):
+    pk: int
+    item_pk: int
+    shown_order: str
+    position_in_bundle: int | None
+
+
 def count_label_in_one_statement(
     *,
     assignment_pk: uuid.UUID,
     annotator_pk: int,
     label: dict,
     now: datetime,
-) -> int | None:
+    guard: BatchGuard | None = None,
+    shown_ba: dict | None = None,
+) -> StoredLabel | None:
     """PostgreSQL: store the label of an open regular lease as ``counted`` in **one**
     statement: the lease becomes submitted, its reserved slot counted, the participant's
     ``regular_labels`` counted up (as ``labelling`` does on its locked path), and the label
     row is inserted (``label``: the ``Label`` columns other than the assignment, its batch,
     item, annotator, order, position in a bundle, status and time, which come from the
-    lease).
+    lease; ``shown_ba``: the columns whose value differs when the lease showed a pair B
+    first, for a caller that has not read the lease).
 
     The participation's row is locked first (``member``), then the lease's (the
     ``UPDATE``): the order every writer takes them in (an exclusion, the locked leasing
     path), so that a label and an exclusion wait for each other instead of deadlocking.
     If an exclusion or an expiry got there first, the participant is excluded or the lease
-    is no longer ``open``, and nothing is written. Returns the new label's pk, or ``None``
-    (the lease is not an open regular lease of this annotator, or the annotator is
-    excluded): the caller then takes the locked path, which decides counted, surplus or
-    excluded.
+    is no longer ``open``, and nothing is written; so too when ``guard`` does not hold.
+    Returns the new label, or ``None`` (the lease is not an open regular lease of this
+    annotator, the annotator is excluded, or the guard failed): the caller then reads the
+    lease, or takes the locked path, which decides counted, surplus or excluded.
     """
-    statement = _count_label_statement(connection.vendor, tuple(sorted(label)))
+    shown_ba = shown_ba or {}
+    statement = _count_label_statement(
+        connection.vendor, tuple(sorted(label)), tuple(sorted(shown_ba)), guard is not None
+    )
     params = {"now": now, "assignment": assignment_pk, "annotator": annotator_pk}
     params.update({f"label_{column}": value for column, value in label.items()})
+    params.update({f"label_ba_{column}": value for column, value in shown_ba.items()})
+    if guard is not None:
+        params.update(
+            batch=guard.batch_pk,
+            batch_version=guard.version,
+            browser_keys=sorted(guard.browser_keys),
+        )
     with sql.cursor() as cursor:
         cursor.execute(statement, params)
         row = cursor.fetchone()
-    return row[0] if row else None
+    return StoredLabel(*row) if row else None
 
 
 @lru_cache(maxsize=4)
@@ -229,19 +263,34 @@ def _lease_statement(vendor: str, comparison: bool) -> str:
 
 
 @lru_cache(maxsize=16)
-def _count_label_statement(vendor: str, columns: tuple[str, ...]) -> str:
+def _count_label_statement(
+    vendor: str, columns: tuple[str, ...], shown_ba: tuple[str, ...], guarded: bool
+) -> str:
     """The text of ``count_label_in_one_statement``'s statement for a label with these
     columns, built once per process: the hot path only binds parameters."""
     item = Item._meta.db_table
     assignment = Assignment._meta.db_table
     participation = Participation._meta.db_table
     label_table = Label._meta.db_table
-    values = [sql.typed_parameter(Label, column, f"label_{column}") for column in columns]
+    values = []
+    for column in columns:
+        value = sql.typed_parameter(Label, column, f"label_{column}")
+        if column in shown_ba:
+            value_ba = sql.typed_parameter(Label, column, f"label_ba_{column}")
+            value = f"CASE WHEN s.shown_order = 'ba' THEN {value_ba} ELSE {value} END"
+        values.append(value)
+    guard = (
+        f"""JOIN {Batch._meta.db_table} b ON b.id = p.batch_id
+            WHERE b.id = %(batch)s AND b.xmin::text = %(batch_version)s
+              AND (p.browser_key = '' OR p.browser_key = ANY(%(browser_keys)s)) AND"""
+        if guarded
+        else "WHERE"
+    )
     return f"""
         WITH member AS (
             SELECT p.id FROM {participation} p
             JOIN {assignment} held ON held.batch_id = p.batch_id
-            WHERE held.id = %(assignment)s AND p.annotator_id = %(annotator)s
+            {guard} held.id = %(assignment)s AND p.annotator_id = %(annotator)s
               AND p.status <> 'excluded'
             FOR NO KEY UPDATE OF p
         ), submitted AS (
@@ -266,7 +315,7 @@ def _count_label_statement(vendor: str, columns: tuple[str, ...]) -> str:
                s.position_in_bundle, %(now)s,
                {", ".join(values)}
         FROM submitted s JOIN counted c ON c.id = s.item_id
-        RETURNING id
+        RETURNING id, item_id, shown_order, position_in_bundle
     """
 
 

@@ -52,6 +52,30 @@ def instance(model: type[Model], values: Sequence) -> Model:
     return model.from_db(database.alias, attnames, converted)
 
 
+def stored(model: type[Model], values: dict) -> Model:
+    """The instance of a row a statement has just written, from its attribute values
+    (``attname``: ``batch_id``, not ``batch``) and the fields' defaults for the rest,
+    marked as loaded from the database. It is built by position, as a loaded row is:
+    ``Model(**values)`` matches every keyword against every field, which on the crowd's
+    hot path cost more CPU than sending the statement (``bench/crowd``). A related
+    object is set on the instance afterwards (``assignment.batch = batch``)."""
+    attnames, defaults = _attributes(model)
+    unknown = values.keys() - defaults.keys()
+    if unknown:
+        raise TypeError(f"{model.__name__} has no field {', '.join(sorted(unknown))}")
+    row = [values[name] if name in values else defaults[name]() for name in attnames]
+    return model.from_db(DEFAULT_DB_ALIAS, None, row)
+
+
+@cache
+def _attributes(model: type[Model]) -> tuple[list[str], dict[str, Callable]]:
+    """The model's attribute names in ``columns`` order, and each field's default."""
+    fields = columns(model)
+    return [field.attname for field in fields], {
+        field.attname: field.get_default for field in fields
+    }
+
+
 @lru_cache(maxsize=64)
 def _layout(model: type[Model], database) -> tuple[list[str], list[tuple]]:
     """The model's attribute names, and (position, column, converters) of the fields

@@ -24,7 +24,7 @@ from annotation.models import (
     Item,
     Participation,
 )
-from annotation.services import admission, bundles, sql
+from annotation.services import admission, bundles, known_batches, sql
 from core.errors import NotFound
 
 
@@ -68,7 +68,8 @@ def _participation_and_state(row) -> tuple[Participation, WorkState]:
     n_batch = len(sql.columns(Batch))
     participation = sql.instance(Participation, row[:n_participation])
     participation.batch = sql.instance(Batch, row[n_participation : n_participation + n_batch])
-    stale, held = row[n_participation + n_batch :]
+    stale, held, version = row[n_participation + n_batch :]
+    known_batches.remember(row[n_participation : n_participation + n_batch], version)
     state = WorkState(
         status=participation.status,
         consented_at=participation.consented_at,
@@ -125,7 +126,8 @@ def _work_state_statement(where: str, vendor: str) -> str:
     return f"""
         WITH {_own_open_leases(vendor)}
         SELECT {sql.select_list(Participation, "p")}, {sql.select_list(Batch, "b")},
-            {_stale_leases("p.batch_id")}, {_held_lease("p.batch_id")}
+            {_stale_leases("p.batch_id")}, {_held_lease("p.batch_id")},
+            {known_batches.version_of("b", vendor)}
         FROM {sql.table(Participation)} p JOIN {sql.table(Batch)} b ON b.id = p.batch_id
         WHERE {where} AND p.annotator_id = %(annotator)s
     """
