@@ -20,16 +20,15 @@ from annotation.models import Annotator, Batch, Participation
 from annotation.services import sql
 from annotation.services.admission import completion
 from annotation.services.bundles import bundle_progress
-from annotation.services.labelling import TAKEN_OVER, submit_label
+from annotation.services.labelling import submit_label
 from annotation.services.leasing import (
+    LeaseOutcome,
     NoWorkReason,
-    WorkState,
     extend_lease,
-    lease_next_item,
-    participation_for_work,
+    lease_for_worker,
 )
 from core.api.parsers import JSONParser
-from core.errors import Conflict, InvalidInput, NotFound
+from core.errors import InvalidInput, NotFound
 
 
 class WorkerPrincipal:
@@ -109,14 +108,8 @@ class NextItemView(WorkerAPIView):
         return NextItemResponse(*args, **kwargs)
 
     def post(self, request, slug: str):
-        now = timezone.now()
-        participation, state = _participation(request, slug, now)
+        participation, outcome = _work(request, slug)
         batch = participation.batch
-        if participation.browser_key and participation.browser_key != (
-            worker_session.held_browser_key(request.session, slug)
-        ):
-            raise Conflict(str(TAKEN_OVER))
-        outcome = lease_next_item(batch, participation, now, state=state)
         progress = {
             "done": outcome.done,
             "quota": outcome.quota,
@@ -159,11 +152,16 @@ class NextItemView(WorkerAPIView):
         return Response(body)
 
 
-def _participation(request, slug: str, now) -> tuple[Participation, WorkState]:
-    """This session's participation in the batch, with its batch and its ``WorkState``:
-    one query for everything ``next`` needs to decide."""
+def _work(request, slug: str) -> tuple[Participation, LeaseOutcome]:
+    """This session's participation in the batch (its batch loaded) and what
+    ``lease_for_worker`` hands it; a 404 when the session has not entered the batch."""
     annotator_pk = worker_session.annotator_for_batch(request.session, slug)
-    found = participation_for_work(slug, annotator_pk, now) if annotator_pk is not None else None
+    browser_key = worker_session.held_browser_key(request.session, slug)
+    found = (
+        lease_for_worker(slug, annotator_pk, browser_key, timezone.now())
+        if annotator_pk is not None
+        else None
+    )
     if found is None:
         get_object_or_404(Batch, slug=slug)
         raise NotFound(gettext("You have not entered this batch; open its study link first."))

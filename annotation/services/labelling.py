@@ -8,7 +8,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.formats import number_format
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext
 
 from annotation.kinds.base import CleanLabel
 from annotation.models import (
@@ -24,16 +24,13 @@ from annotation.models import (
     Purpose,
 )
 from annotation.services import known_batches, policies, quality, slots, sql
+from annotation.services.leases import TAKEN_OVER
 from annotation.setting_rules import MAX_COMMENT_CHARS
 from core.errors import Conflict, InvalidInput, NotFound
 from core.locking import lock_rows
 from core.text import check_text
 
 MAX_DURATION_MS = 2**31 - 1
-# the participant reads it (the worker API's detail), in their language
-TAKEN_OVER = gettext_lazy(
-    "This study was opened in another browser, which goes on with it; please continue there."
-)
 # the API's ``code`` of a 409 (docs/API.md): a client acts on it without reading the text
 ALREADY_ANSWERED = "already_answered"  # a different answer to an item answered before
 TAKEN_OVER_CODE = "taken_over"

@@ -10,12 +10,18 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import Annotator, Assignment, AssignmentState, Batch, Participation, Purpose
 from annotation.services import slots
 from core.errors import Conflict, NotFound
 from core.locking import lock_rows
+
+# what a participant whose participation another browser took over reads (the worker
+# API's detail of a refused request for work or label), in their language
+TAKEN_OVER = gettext_lazy(
+    "This study was opened in another browser, which goes on with it; please continue there."
+)
 
 EXPIRY_CHUNK = 1000
 

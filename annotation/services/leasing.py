@@ -23,11 +23,13 @@ their participation row. On SQLite the transaction holds the database write lock
 
 Round trips: what the decision needs about the participant is read in one query
 (``WorkState``, in ``work_state``; the crowdworker API reads it with the participation and
-the batch), and on
-PostgreSQL a regular lease is then taken in one statement that also does the locking
-above (``slots.lease_in_one_statement``). Anything else — a check or repeat due, a cap on
-concurrent workers, no unlocked candidate, SQLite — takes the locked path, which is the
-reference the one-statement path must agree with.
+the batch), and on PostgreSQL a regular lease is then taken in one statement that also
+does the locking above (``slots.lease_in_one_statement``). Once a web process knows the
+batch (``known_batches``), the crowdworker's request for work is that read and that lease
+in a single statement (``lease_for_worker``), which leases only when nothing but a regular
+item is due. Anything else — a check or repeat due, a cap on concurrent workers, no
+unlocked candidate, SQLite — takes the locked path, which is the reference the
+one-statement paths must agree with.
 
 Expiry needs no background process: every lease call first gives back the slots of this
 batch's expired leases (``expire_leases``); a periodic task may call it too. While the
@@ -54,9 +56,10 @@ from annotation.models import (
     Participation,
     Purpose,
 )
-from annotation.services import admission, bundles, quality, slots, sql
+from annotation.services import admission, bundles, known_batches, quality, slots, sql
 from annotation.services.leases import (
     LEASE_FIELDS,
+    TAKEN_OVER,
     expire_leases,
     extend_lease,
     lease_row,
@@ -64,11 +67,13 @@ from annotation.services.leases import (
     release_leases,
 )
 from annotation.services.work_state import (
+    StateAndLease,
     WorkState,
+    lease_with_work_state,
     participation_for_work,
     read_work_state,
 )
-from core.errors import NotFound, Unavailable
+from core.errors import Conflict, NotFound, Unavailable
 from core.locking import lock_rows
 
 # The crowdworker API, the entry and departure services and the tests import a lease's
@@ -80,6 +85,7 @@ __all__ = [
     "WorkState",
     "expire_leases",
     "extend_lease",
+    "lease_for_worker",
     "lease_next_item",
     "participation_for_work",
     "read_work_state",
@@ -120,17 +126,114 @@ NOT_LIVE = {
 }
 
 
+def lease_for_worker(
+    slug: str, annotator_pk: int, browser_key: str, now: datetime
+) -> tuple[Participation, LeaseOutcome] | None:
+    """A crowdworker's request for work (the ``next`` call): their participation in the
+    batch ``slug`` (its ``batch`` loaded) and ``lease_next_item``'s outcome, or ``None``
+    when they have no participation in it. ``browser_key`` is the key the asking browser
+    holds for the batch: a participation bound to another browser is refused
+    (``Conflict``: another browser took it over).
+
+    On PostgreSQL, when this process knows the batch (``known_batches``) and nothing
+    batch-wide is to be decided (live, no cap on concurrent workers, no bundles), the
+    participant's state and their regular lease are one statement
+    (``work_state.lease_with_work_state``); otherwise, or when it took no lease, the
+    state is read and ``lease_next_item`` decides, as for any caller."""
+    at_once = _state_and_lease(slug, annotator_pk, browser_key, now)
+    if at_once is None:
+        found = participation_for_work(slug, annotator_pk, now)
+        if found is None:
+            return None
+        (participation, state), tried = found, False
+    else:
+        read, assignment = at_once
+        participation, state, tried = read.participation, read.state, read.tried
+        if assignment is not None:
+            quota = participation.batch.quota_per_annotator
+            return participation, LeaseOutcome(assignment, "", state.done, quota)
+    if participation.browser_key and participation.browser_key != browser_key:
+        raise Conflict(str(TAKEN_OVER))
+    outcome = lease_next_item(
+        participation.batch, participation, now, state=state, one_statement_tried=tried
+    )
+    return participation, outcome
+
+
+def _state_and_lease(
+    slug: str, annotator_pk: int, browser_key: str, now: datetime
+) -> tuple[StateAndLease, Assignment | None] | None:
+    if connection.vendor != "postgresql":
+        return None
+    known = known_batches.known(slug)
+    if known is None:
+        return None
+    batch, version = known
+    if batch.state != BatchState.LIVE or not _lease_is_regular_only(batch):
+        return None
+    assignment_pk = uuid.uuid4()
+    expires_at = now + timedelta(seconds=batch.lease_seconds)
+    lease = slots.lease_parameters(
+        batch_pk=batch.pk,
+        annotator_pk=annotator_pk,
+        assignment_pk=assignment_pk,
+        now=now,
+        expires_at=expires_at,
+        comparison=bool(batch.task_kind.comparison),
+    )
+    try:
+        # inside a caller's transaction a failed statement must not abort it
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+            read = lease_with_work_state(batch, version, annotator_pk, browser_key, lease)
+    except IntegrityError:
+        # a concurrent request of the same annotator leased first (the unique constraints
+        # refused this one, nothing was written): the reading path hands out that lease
+        return None
+    if read is None or read.slot is None:
+        return (read, None) if read is not None else None
+    item_pk, order = read.slot
+    assignment = _regular_lease(
+        batch, read.participation, assignment_pk, item_pk, order, now=now, expires_at=expires_at
+    )
+    return read, assignment
+
+
+def _regular_lease(
+    batch: Batch, participation: Participation, assignment_pk, item_pk, order, *, now, expires_at
+) -> Assignment:
+    """The open regular lease a one-statement lease has just inserted, as an instance."""
+    assignment = sql.stored(  # the row exists: the statement inserted it
+        Assignment,
+        {
+            "id": assignment_pk,
+            "batch_id": batch.pk,
+            "item_id": item_pk,
+            "annotator_id": participation.annotator_id,
+            "state": AssignmentState.OPEN,
+            "purpose": Purpose.REGULAR,
+            "shown_order": order,
+            "leased_at": now,
+            "expires_at": expires_at,
+        },
+    )
+    assignment.batch = batch
+    return assignment
+
+
 def lease_next_item(
     batch: Batch,
     participation: Participation,
     now: datetime | None = None,
     *,
     state: WorkState | None = None,
+    one_statement_tried: bool = False,
 ) -> LeaseOutcome:
     """The annotator's current lease in this batch, or a new one, or why there is none.
 
     ``state`` is the participant's ``WorkState`` read at ``now`` by the caller in the same
     query as the participation (the crowdworker API does); without it, it is read here.
+    ``one_statement_tried``: the caller's statement already tried the one-statement lease
+    with this state and found no free candidate (``lease_for_worker``).
 
     Raises ``Unavailable`` when the batch hands out no work, or when the annotator has
     not yet consented or answered the batch's questionnaire (``admission.require_ready``).
@@ -165,7 +268,7 @@ def lease_next_item(
         return LeaseOutcome(None, NoWorkReason.EXCLUDED, state.done, quota)
     if quota is not None and state.done >= quota:
         return LeaseOutcome(None, NoWorkReason.QUOTA, state.done, quota)
-    if _one_statement_applies(batch, state):
+    if not one_statement_tried and _one_statement_applies(batch, state):
         assignment = _lease_in_one_statement(batch, participation, now)
         if assignment is not None:
             return LeaseOutcome(assignment, "", state.done, quota)
@@ -176,16 +279,18 @@ def _one_statement_applies(batch: Batch, state: WorkState) -> bool:
     """Whether this lease can only be a regular item, with nothing else to decide under
     the participant's lock: PostgreSQL, no cap on concurrent workers, and no attention
     check or repeat due (nor their first due point still to be drawn)."""
-    if (
-        connection.vendor != "postgresql"
-        or batch.max_concurrent_annotators
-        or bundles.is_bundled(batch)
-    ):
+    if connection.vendor != "postgresql" or not _lease_is_regular_only(batch):
         return False
     return not (
         quality.is_due(batch.check_every, state.next_check_after, state.done)
         or quality.is_due(batch.repeat_every, state.next_repeat_after, state.done)
     )
+
+
+def _lease_is_regular_only(batch: Batch) -> bool:
+    """Whether nothing batch-wide stands between a ready participant and a regular item:
+    no cap on concurrent workers, no bundles."""
+    return not batch.max_concurrent_annotators and not bundles.is_bundled(batch)
 
 
 def _lease_in_one_statement(
@@ -213,22 +318,9 @@ def _lease_in_one_statement(
     if taken is None:
         return None
     item_pk, order = taken
-    assignment = sql.stored(  # the row exists: the statement inserted it
-        Assignment,
-        {
-            "id": assignment_pk,
-            "batch_id": batch.pk,
-            "item_id": item_pk,
-            "annotator_id": participation.annotator_id,
-            "state": AssignmentState.OPEN,
-            "purpose": Purpose.REGULAR,
-            "shown_order": order,
-            "leased_at": now,
-            "expires_at": expires_at,
-        },
+    return _regular_lease(
+        batch, participation, assignment_pk, item_pk, order, now=now, expires_at=expires_at
     )
-    assignment.batch = batch
-    return assignment
 
 
 def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> LeaseOutcome:

@@ -125,17 +125,16 @@ def lease_in_one_statement(
     constraints on assignments then refuse the second (``IntegrityError``; the whole
     statement, slot included, is rolled back) and the caller hands out the first lease.
     """
-    tie = random.choice(ORDERS) if comparison else ""
     statement = _lease_statement(connection.vendor, comparison)
-    params = {
-        "now": now,
-        "expires": expires_at,
-        "participation": participation_pk,
-        "batch": batch_pk,
-        "annotator": annotator_pk,
-        "assignment": assignment_pk,
-        "tie": tie,
-    }
+    params = lease_parameters(
+        batch_pk=batch_pk,
+        annotator_pk=annotator_pk,
+        assignment_pk=assignment_pk,
+        now=now,
+        expires_at=expires_at,
+        comparison=comparison,
+    )
+    params["participation"] = participation_pk
     with sql.cursor() as cursor:
         cursor.execute(statement, params)
         row = cursor.fetchone()
@@ -206,13 +205,47 @@ def count_label_in_one_statement(
     return StoredLabel(*row) if row else None
 
 
+def lease_parameters(
+    *,
+    batch_pk: int,
+    annotator_pk: int,
+    assignment_pk: uuid.UUID,
+    now: datetime,
+    expires_at: datetime,
+    comparison: bool,
+) -> dict:
+    """The parameters of ``lease_ctes`` but the participation."""
+    return {
+        "now": now,
+        "expires": expires_at,
+        "batch": batch_pk,
+        "annotator": annotator_pk,
+        "assignment": assignment_pk,
+        "tie": random.choice(ORDERS) if comparison else "",
+    }
+
+
 @lru_cache(maxsize=4)
 def _lease_statement(vendor: str, comparison: bool) -> str:
     """The text of ``lease_in_one_statement``'s statement, built once per process (it
     depends only on whether items are pairs): the hot path only binds parameters."""
+    return f"""
+        WITH {lease_ctes(comparison, "%(participation)s")}
+        SELECT item_id, shown_order FROM leased
+    """
+
+
+@lru_cache(maxsize=8)
+def lease_ctes(comparison: bool, participation: str) -> str:
+    """The ``WITH`` entries of a regular lease in one statement (``lease_in_one_statement``
+    says what they do), the last of them ``leased`` (its ``item_id, shown_order``), for
+    the participation whose id ``participation`` gives (an expression: a parameter, or a
+    subquery that gives no row when the lease must not be made), with the parameters of
+    ``lease_parameters``. The one text of that lease: the crowdworker's request for work
+    (``worker_lease``) runs it after reading the participant's state in the same
+    statement."""
     item = Item._meta.db_table
     assignment = Assignment._meta.db_table
-    participation = Participation._meta.db_table
     order_sql = (
         "CASE WHEN c.reserved_ab < c.reserved_ba THEN 'ab' "
         "WHEN c.reserved_ab > c.reserved_ba THEN 'ba' ELSE %(tie)s END"
@@ -220,9 +253,9 @@ def _lease_statement(vendor: str, comparison: bool) -> str:
         else "''"
     )
     return f"""
-        WITH seen AS (
-            UPDATE {participation} SET last_seen_at = %(now)s
-            WHERE id = %(participation)s AND status = 'active'
+        seen AS (
+            UPDATE {Participation._meta.db_table} SET last_seen_at = %(now)s
+            WHERE id = {participation} AND status = 'active'
             RETURNING id
         ), candidate AS (
             SELECT i.id, i.reserved_ab, i.reserved_ba FROM {item} i
@@ -251,15 +284,15 @@ def _lease_statement(vendor: str, comparison: bool) -> str:
               AND (ch.shown_order <> 'ab' OR i.reserved_ab < (i.target + 1) / 2)
               AND (ch.shown_order <> 'ba' OR i.reserved_ba < (i.target + 1) / 2)
             RETURNING i.id, ch.shown_order
-        )
-        INSERT INTO {assignment}
-            (id, batch_id, item_id, annotator_id, state, purpose, shown_order,
-             leased_at, expires_at, submitted_at)
-        SELECT %(assignment)s, %(batch)s, t.id, %(annotator)s, 'open', 'regular',
-               t.shown_order, %(now)s, %(expires)s, NULL
-        FROM taken t
-        RETURNING item_id, shown_order
-    """
+        ), leased AS (
+            INSERT INTO {assignment}
+                (id, batch_id, item_id, annotator_id, state, purpose, shown_order,
+                 leased_at, expires_at, submitted_at)
+            SELECT %(assignment)s, %(batch)s, t.id, %(annotator)s, 'open', 'regular',
+                   t.shown_order, %(now)s, %(expires)s, NULL
+            FROM taken t
+            RETURNING item_id, shown_order
+        )"""
 
 
 @lru_cache(maxsize=16)

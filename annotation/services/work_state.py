@@ -24,7 +24,7 @@ from annotation.models import (
     Item,
     Participation,
 )
-from annotation.services import admission, bundles, known_batches, sql
+from annotation.services import admission, bundles, known_batches, slots, sql
 from core.errors import NotFound
 
 
@@ -70,7 +70,11 @@ def _participation_and_state(row) -> tuple[Participation, WorkState]:
     participation.batch = sql.instance(Batch, row[n_participation : n_participation + n_batch])
     stale, held, version = row[n_participation + n_batch :]
     known_batches.remember(row[n_participation : n_participation + n_batch], version)
-    state = WorkState(
+    return participation, _state_of(participation, stale, held)
+
+
+def _state_of(participation: Participation, stale, held) -> WorkState:
+    return WorkState(
         status=participation.status,
         consented_at=participation.consented_at,
         answered_at=participation.answered_at,
@@ -80,7 +84,93 @@ def _participation_and_state(row) -> tuple[Participation, WorkState]:
         stale_leases=bool(stale),
         held_lease=uuid.UUID(str(held)) if held is not None else None,
     )
-    return participation, state
+
+
+@dataclass(frozen=True)
+class StateAndLease:
+    """What ``lease_with_work_state`` read and did: the participation (its ``batch`` the
+    process's copy), its ``WorkState``, the regular lease it took (``None``: it took
+    none), and whether it tried to (the participant was ready for a regular item: no
+    candidate was free)."""
+
+    participation: Participation
+    state: WorkState
+    slot: tuple[int, str] | None
+    tried: bool
+
+
+def lease_with_work_state(
+    batch: Batch, version: str, annotator_pk: int, browser_key: str, lease: dict
+) -> StateAndLease | None:
+    """PostgreSQL: the participant's ``WorkState`` and, when it leaves nothing to decide,
+    their next regular lease, in **one** statement (``slots.lease_ctes``), for ``batch``
+    as this process knows it (``known_batches``: the statement checks that the row is
+    still at ``version``).
+
+    The lease is taken only when the participant is ready for a regular item and nothing
+    else is to be done first: active, bound to this browser (``browser_key``) or none,
+    consented and questionnaire answered where the batch asks for them, holding no
+    unexpired lease, under their quota, no attention check or repeat due (nor a due point
+    still to be drawn), and no expired lease in the batch to give back — the conditions
+    under which ``leasing.lease_next_item`` takes the one-statement lease. The caller
+    passes ``slots.lease_parameters`` as ``lease`` and decides only batch-wide settings
+    (no cap on concurrent workers, no bundles, live). ``None`` when the participation does
+    not exist or the batch row changed: the caller then reads both afresh."""
+    params = {
+        **lease,
+        "version": version,
+        "browser_key": browser_key,
+        "needs_consent": bool(batch.consent_text.strip()),
+        "needs_questionnaire": bool(batch.questionnaire),
+        "quota": batch.quota_per_annotator,
+        "checks": bool(batch.check_every),
+        "repeats": bool(batch.repeat_every),
+    }
+    statement = _state_and_lease_statement(bool(batch.task_kind.comparison))
+    with sql.cursor() as cursor:
+        cursor.execute(statement, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    n_participation = len(sql.columns(Participation))
+    stale, held, fresh, tried, item_pk, order = row[n_participation:]
+    if not fresh:
+        return None
+    participation = sql.instance(Participation, row[:n_participation])
+    participation.batch = batch
+    slot = (item_pk, order) if item_pk is not None else None
+    return StateAndLease(participation, _state_of(participation, stale, held), slot, tried)
+
+
+# the participant is ready for a regular lease and nothing else is to be decided first
+_READY_FOR_A_REGULAR_ITEM = """(
+    SELECT s.id FROM state s
+    WHERE s.fresh AND NOT s.stale AND s.held IS NULL
+      AND (s.browser_key = '' OR s.browser_key = %(browser_key)s)
+      AND (s.consented_at IS NOT NULL OR NOT CAST(%(needs_consent)s AS boolean))
+      AND (s.answered_at IS NOT NULL OR NOT CAST(%(needs_questionnaire)s AS boolean))
+      AND s.regular_labels < COALESCE(CAST(%(quota)s AS integer), 2147483647)
+      AND NOT (CAST(%(checks)s AS boolean)
+               AND (s.next_check_after IS NULL OR s.regular_labels >= s.next_check_after))
+      AND NOT (CAST(%(repeats)s AS boolean)
+               AND (s.next_repeat_after IS NULL OR s.regular_labels >= s.next_repeat_after)))"""
+
+
+@cache
+def _state_and_lease_statement(comparison: bool) -> str:
+    return f"""
+        WITH {_own_open_leases("postgresql")},
+        state AS (
+            SELECT {sql.select_list(Participation, "p")},
+                {_stale_leases("p.batch_id")} AS stale, {_held_lease("p.batch_id")} AS held,
+                b.xmin::text = %(version)s AS fresh
+            FROM {sql.table(Participation)} p JOIN {sql.table(Batch)} b ON b.id = p.batch_id
+            WHERE p.batch_id = %(batch)s AND p.annotator_id = %(annotator)s
+        ),
+        {slots.lease_ctes(comparison, _READY_FOR_A_REGULAR_ITEM)}
+        SELECT s.*, EXISTS (SELECT 1 FROM seen), l.item_id, l.shown_order
+        FROM state s LEFT JOIN leased l ON TRUE
+    """
 
 
 def _own_open_leases(vendor: str) -> str:

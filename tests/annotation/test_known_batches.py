@@ -1,15 +1,21 @@
-"""A label written in one statement from this process's copy of the batch
-(``annotation.services.known_batches``): the copy is never used once the batch row has
-changed, and what is stored is what the path that reads the lease stores."""
+"""The crowdworker's requests in one statement each, from this process's copy of the
+batch (``annotation.services.known_batches``): a request for work reads the participant's
+state and takes their lease together (``work_state.lease_with_work_state``), a label is
+written without reading its lease (``labelling._submit_to_known_batch``). The copy is
+never used once the batch row has changed, and what is handed out and stored is what
+the reading paths hand out and store — checks, repeats, expiry and all."""
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
-from annotation.models import Batch, Label
+from annotation.models import Assignment, Batch, Item, Label
 from annotation.services import known_batches
+from annotation.services.batches import change_state
 from tests.annotation.test_worker_api import enter, next_item, post_json
 from tests.factories import make_batch
 
@@ -121,3 +127,70 @@ def test_an_excluded_annotator_is_never_counted_through_the_copy():
     answer = _label(client, lease["assignment"], {"value": 5})
     assert answer.status_code == 201 and answer.json() == {"status": "excluded"}
     assert Label.objects.get(assignment_id=lease["assignment"]).status == "excluded"
+
+
+def _cycle(client, batch, value=3):
+    """One request for work and its label; the lease's body, or ``None`` without work."""
+    lease = next_item(client, batch).json()
+    if lease["assignment"] is None:
+        return None
+    assert _label(client, lease["assignment"], {"value": value}).status_code == 201
+    return lease
+
+
+def test_a_request_for_work_takes_one_statement_once_the_batch_is_known():
+    batch = make_batch(n_items=4, per_item=2)
+    client = enter(batch, "next-at-once")
+    _cycle(client, batch)  # the first request reads the batch
+    with CaptureQueriesContext(connection) as captured:
+        lease = next_item(client, batch).json()
+    assert lease["assignment"]
+    statements = [s for s in _writes(captured) if 'LEFT JOIN "annotation_response"' not in s]
+    assert len(statements) == 1 and "leased AS (" in statements[0], statements
+    assignment = Assignment.objects.get(pk=lease["assignment"])
+    assert (assignment.state, assignment.purpose) == ("open", "regular")
+    assert Item.objects.get(pk=assignment.item_id).reserved_count == 1
+
+
+def test_attention_checks_come_when_due_through_the_api():
+    """A participant due for an attention check is never handed a regular item instead:
+    the one statement leases only when nothing but a regular item is due."""
+    batch = make_batch(n_items=12, per_item=1, check_every=2)
+    checks = list(Item.objects.filter(batch=batch).order_by("position")[:4])
+    Item.objects.filter(pk__in=[item.pk for item in checks]).update(
+        is_check=True, gold=[5], target=0
+    )
+    client = enter(batch, "checked")
+    handed = []
+    for _ in range(20):
+        lease = _cycle(client, batch, value=5)
+        if lease is None:
+            break
+        handed.append(Assignment.objects.get(pk=lease["assignment"]).purpose)
+    regular = handed.count("regular")
+    assert regular == 8, handed
+    # one check about every two regular items (the due points are jittered)
+    assert handed.count("check") >= 3, handed
+
+
+def test_a_paused_batch_hands_out_nothing_though_the_process_knew_it_live():
+    batch = make_batch(n_items=4, per_item=2)
+    client = enter(batch, "paused-known")
+    _cycle(client, batch)
+    change_state(Batch.objects.get(pk=batch.pk), "paused")
+    refused = next_item(client, batch)
+    assert refused.status_code == 403 and refused.json()["state"] == "paused"
+    assert Assignment.objects.filter(batch=batch).count() == 1
+
+
+def test_expired_leases_are_given_back_before_the_next_lease():
+    """Every request for work first gives back the batch's expired leases, also when it
+    takes its own in one statement."""
+    batch = make_batch(n_items=3, per_item=1)
+    first, second = enter(batch, "leaves"), enter(batch, "comes")
+    _cycle(second, batch)  # the process knows the batch
+    gone = next_item(first, batch).json()["assignment"]
+    Assignment.objects.filter(pk=gone).update(expires_at=timezone.now() - timedelta(minutes=1))
+    lease = next_item(second, batch).json()
+    assert lease["assignment"]
+    assert Assignment.objects.get(pk=gone).state == "expired"
