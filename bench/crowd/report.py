@@ -301,7 +301,8 @@ def render_markdown(results: dict) -> str:
         + str(meta.get("database_connections", "as config/settings.py decides"))
         + ".",
         f"- Batch: absolute, N = {options['per_item']}, {meta['batch_items']} items at the end, no consent text "
-        f"(annotators still POST the Start form).",
+        f"(annotators still POST the Start form); "
+        f"{options.get('past_participants', 0)} past participants entered before the run.",
         f"- Clients: {options['client_procs']} process(es), aiohttp; open-loop pool = rate × "
         f"{options['pool_seconds']} s annotators.",
         "- PostgreSQL: " + ", ".join(f"{k}={v}" for k, v in pg.items()) + ".",

@@ -103,6 +103,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="items imported at the start (default 8000, quick 2000); more are imported when the batch runs low",
     )
     parser.add_argument(
+        "--past-participants",
+        type=int,
+        default=2000,
+        help="people who entered the batch before the run and are no longer at work "
+        "(a study's population; 0: the batch's first minute)",
+    )
+    parser.add_argument(
         "--p99-bound-ms",
         type=float,
         default=500.0,
@@ -253,6 +260,7 @@ class Runner:
                     "timeout": args.timeout,
                     "client_procs": args.client_procs,
                     "per_item": args.per_item,
+                    "past_participants": args.past_participants,
                     "p99_bound_ms": args.p99_bound_ms,
                     "pool_seconds": args.pool_seconds,
                     "env": args.extra_env,
@@ -272,7 +280,14 @@ class Runner:
         args = self.args
         self.results["meta"]["postgres_settings"] = self._pg_settings()
         self.batch = prepare(
-            self.db, self.env, self.static_root, SLUG, args.items, args.per_item, self.log
+            self.db,
+            self.env,
+            self.static_root,
+            SLUG,
+            args.items,
+            args.per_item,
+            self.log,
+            past_participants=args.past_participants,
         )
         ceiling_env = dict(self.env)
         ceiling_env.update(

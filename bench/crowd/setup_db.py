@@ -156,9 +156,18 @@ class BenchBatch:
 
 
 def prepare(
-    db: Database, env: dict, static_root: Path, slug: str, items: int, per_item: int, log
+    db: Database,
+    env: dict,
+    static_root: Path,
+    slug: str,
+    items: int,
+    per_item: int,
+    log,
+    *,
+    past_participants: int = 0,
 ) -> BenchBatch:
-    """Fresh database, migrated, static files collected, a live batch of ``items`` items."""
+    """Fresh database, migrated, static files collected, a live batch of ``items`` items,
+    and ``past_participants`` people who entered it before the run."""
     log(f"creating database {db.name}")
     recreate_database(db)
     log("manage.py migrate")
@@ -189,7 +198,88 @@ def prepare(
         "from annotation.services.batches import change_state; "
         f"change_state(Batch.objects.get(slug={slug!r}), 'live')",
     )
-    return BenchBatch(slug=slug, per_item=per_item, items=items)
+    completed = add_past_participants(db, slug, past_participants, log)
+    if completed:  # the run's own free slots as without them
+        add_items(env, slug, items, completed, log)
+    return BenchBatch(slug=slug, per_item=per_item, items=items + completed)
+
+
+# each past participant's labels (a study's typical share: 2,000 people x 100 labels make
+# 8,000 items x 25); they fill whole items, imported before the run's own
+PAST_LABELS_EACH = 50
+
+
+def add_past_participants(db: Database, slug: str, count: int, log) -> int:
+    """``count`` annotators who took part in the batch before the run and are no longer
+    at work, with ``PAST_LABELS_EACH`` counted labels each, on items they completed: a
+    study with 60 people at work at once has had many more before them. Without them the
+    people, participations, leases and labels tables start a page or two long, and
+    PostgreSQL rightly reads them whole — its foreign-key checks too, with plans a
+    connection keeps — figures of a batch's first minute, not of a study's life. The
+    completed items are the batch's first (``position``); returns how many."""
+    if count <= 0:
+        return 0
+    with db.connect() as conn:
+        batch_id, n = conn.execute(
+            "SELECT id, annotations_per_item FROM annotation_batch WHERE slug = %s", [slug]
+        ).fetchone()
+        done = count * PAST_LABELS_EACH // n
+        log(f"adding {count} past participants, {done} items they completed")
+        conn.execute(
+            "INSERT INTO annotation_annotator (platform, platform_id, pseudonym, created_at) "
+            "SELECT 'prolific', 'past-' || k, 'past-' || k, now() "
+            "FROM generate_series(0, %s - 1) AS k",
+            [count],
+        )
+        conn.execute(
+            "INSERT INTO annotation_participation "
+            "(batch_id, annotator_id, status, entry_params, first_seen_at, last_seen_at) "
+            "SELECT %s, a.id, 'active', '{}'::jsonb, now(), now() "
+            "FROM annotation_annotator a WHERE a.platform_id LIKE 'past-%%'",
+            [batch_id],
+        )
+        # item r gets the N past participants r*N, r*N+1, ... (mod count): distinct
+        # people per item, the same number of labels per person
+        conn.execute(
+            """
+            INSERT INTO annotation_assignment (id, batch_id, item_id, annotator_id, state,
+                purpose, shown_order, leased_at, expires_at, submitted_at)
+            SELECT gen_random_uuid(), %(batch)s, i.id, a.id, 'submitted', 'regular', '',
+                   now() - interval '1 day', now() - interval '1 day' + interval '10 minutes',
+                   now() - interval '1 day'
+            FROM (SELECT id, row_number() OVER (ORDER BY position) - 1 AS r
+                  FROM annotation_item WHERE batch_id = %(batch)s AND NOT is_check
+                  ORDER BY position LIMIT %(done)s) i
+            CROSS JOIN generate_series(0, %(n)s - 1) AS j
+            JOIN annotation_annotator a
+              ON a.platform_id = 'past-' || ((i.r * %(n)s + j) %% %(people)s)
+            """,
+            {"batch": batch_id, "done": done, "n": n, "people": count},
+        )
+        conn.execute(
+            """
+            INSERT INTO annotation_label (assignment_id, batch_id, item_id, annotator_id,
+                kind, value, status, shown_order, submitted_at, duration_ms)
+            SELECT s.id, s.batch_id, s.item_id, s.annotator_id, 'absolute',
+                   1 + (abs(hashtext(s.id::text)) %% 5), 'counted', '', s.submitted_at, 20000
+            FROM annotation_assignment s WHERE s.batch_id = %s AND s.state = 'submitted'
+            """,
+            [batch_id],
+        )
+        conn.execute(
+            "UPDATE annotation_item SET reserved_count = target, counted_count = target "
+            "WHERE id IN (SELECT DISTINCT item_id FROM annotation_assignment "
+            "WHERE batch_id = %s)",
+            [batch_id],
+        )
+        conn.execute(
+            "UPDATE annotation_participation p SET regular_labels = c.labels "
+            "FROM (SELECT annotator_id, COUNT(*) AS labels FROM annotation_label "
+            "WHERE batch_id = %s GROUP BY annotator_id) c "
+            "WHERE p.annotator_id = c.annotator_id AND p.batch_id = %s",
+            [batch_id, batch_id],
+        )
+    return done
 
 
 def add_items(env: dict, slug: str, start: int, count: int, log) -> None:
