@@ -263,11 +263,14 @@ def lease_ctes(comparison: bool, participation: str) -> str:
               AND EXISTS (SELECT 1 FROM seen)
               AND NOT EXISTS (
                   -- "never leased": a repeat needs a first look, so the first looks say it,
-                  -- and their unique index answers with one probe (a scan of the
-                  -- annotator's assignments and the item's otherwise)
+                  -- and their unique index answers with one probe per candidate. OFFSET 0
+                  -- keeps it a probe: made a join, PostgreSQL reads every lease the
+                  -- annotator ever had on each request (a cost growing with their work)
+                  -- whenever it estimates that history to be short
                   SELECT 1 FROM {assignment} a
                   WHERE a.item_id = i.id AND a.annotator_id = %(annotator)s
                     AND a.purpose <> 'repeat'
+                  OFFSET 0
               )
             ORDER BY i.reserved_count DESC, i.counted_count DESC, i.position ASC
             LIMIT 1
