@@ -167,12 +167,20 @@ def at_capacity(batch: Batch, now: datetime | None = None) -> bool:
     return holding >= batch.max_concurrent_annotators
 
 
+def asks_for_consent(batch: Batch) -> bool:
+    return bool(batch.consent_text.strip())
+
+
+def asks_questionnaire(batch: Batch) -> bool:
+    return bool(batch.questionnaire)
+
+
 def needs_consent(batch: Batch, participation: Participation) -> bool:
-    return bool(batch.consent_text.strip()) and participation.consented_at is None
+    return asks_for_consent(batch) and participation.consented_at is None
 
 
 def needs_questionnaire(batch: Batch, participation: Participation) -> bool:
-    return bool(batch.questionnaire) and participation.answered_at is None
+    return asks_questionnaire(batch) and participation.answered_at is None
 
 
 _UNREAD = object()

@@ -44,7 +44,8 @@ def is_due(every: int | None, due_after: int | None, done: int) -> bool:
     """Whether an attention check (or a repeat) is due for a participant who did ``done``
     regular items: the batch has them (``every``) and the participant reached their due
     point — or has none drawn yet, which the caller draws under the participant's lock
-    (``due_extra``). The one rule; the leasing path asks it too."""
+    (``due_extra``). The one rule; the leasing path asks it too, and the crowdworker's
+    one-statement request for work says it in SQL (``work_state``)."""
     return bool(every) and (due_after is None or done >= due_after)
 
 

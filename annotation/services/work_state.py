@@ -120,8 +120,8 @@ def lease_with_work_state(
         **lease,
         "version": version,
         "browser_key": browser_key,
-        "needs_consent": bool(batch.consent_text.strip()),
-        "needs_questionnaire": bool(batch.questionnaire),
+        "needs_consent": admission.asks_for_consent(batch),
+        "needs_questionnaire": admission.asks_questionnaire(batch),
         "quota": batch.quota_per_annotator,
         "checks": bool(batch.check_every),
         "repeats": bool(batch.repeat_every),
@@ -142,7 +142,10 @@ def lease_with_work_state(
     return StateAndLease(participation, _state_of(participation, stale, held), slot, tried)
 
 
-# the participant is ready for a regular lease and nothing else is to be decided first
+# the participant is ready for a regular lease and nothing else is to be decided first:
+# ``admission.require_ready``, ``quality.is_due`` (for checks and repeats) and
+# ``leasing.lease_next_item``'s order of precedence, said in SQL (each condition
+# removed fails a test in tests/annotation/test_known_batches.py)
 _READY_FOR_A_REGULAR_ITEM = """(
     SELECT s.id FROM state s
     WHERE s.fresh AND NOT s.stale AND s.held IS NULL
