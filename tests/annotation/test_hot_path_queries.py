@@ -128,7 +128,7 @@ def test_the_hot_statements_run_prepared_on_postgresql(prepared, settings):
     # one statement guarded by the batch row's version; an item shown for the first time
     # in the process is loaded by one more
     kinds = {
-        "state": [s for s in statements if "_participation\" p JOIN" in s and "leased" not in s],
+        "state": [s for s in statements if '_participation" p JOIN' in s and "leased" not in s],
         "lease": [s for s in statements if "leased AS (" in s and "state AS (" not in s],
         "state and lease": [s for s in statements if "state AS (" in s and "leased AS (" in s],
         "label": [s for s in statements if "submitted AS (" in s and "xmin" in s],
