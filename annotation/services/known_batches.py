@@ -48,11 +48,6 @@ def known(slug: str) -> tuple[Batch, str] | None:
     return sql.instance(Batch, row), version
 
 
-def forget() -> None:
-    """Forget every batch (the next request reads its batch again)."""
-    _rows.clear()
-
-
 def version_of(alias: str, vendor: str) -> str:
     """The select-list entry of the row version of batch ``alias`` (``NULL`` on SQLite)."""
     return f"{alias}.xmin::text" if vendor == "postgresql" else "NULL"
