@@ -277,11 +277,13 @@ def _entry_state_statement(bundled: bool, vendor: str) -> str:
     takeable = (
         "FALSE"  # asked apart (read_entry_state)
         if bundled
+        # OFFSET 0: one probe of the person's own leases per item, as the lease does
+        # (``slots.lease_ctes``): made a join, PostgreSQL may read other people's leases
         else f"""EXISTS (SELECT 1 FROM {item} i
                  WHERE i.batch_id = %(batch)s AND i.reserved_count < i.target
                    AND NOT EXISTS (SELECT 1 FROM {assignment} a
                                    WHERE a.item_id = i.id AND a.annotator_id = %(annotator)s
-                                     AND a.purpose <> 'repeat'))"""
+                                     AND a.purpose <> 'repeat' OFFSET 0))"""
     )
     return f"""
         WITH {_own_open_leases(vendor)}
