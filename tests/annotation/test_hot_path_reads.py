@@ -1,5 +1,4 @@
-"""What a request for work reads must not grow with the number of people at work, nor
-with how much the person asking has done.
+"""What a request for work reads must not grow with the number of people at work.
 
 PostgreSQL's statistics are taken when few leases are open (a database between waves of
 work, or one analysed by autovacuum after labels came in), so its planner sees open
@@ -9,15 +8,11 @@ count the index entries and rows the statement read (PostgreSQL's own per-transa
 counters), for the read of every ``next`` and for the entry page's.
 """
 
-import uuid
-
 import pytest
 from django.db import connection
-from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Assignment
-from annotation.services import slots
 from annotation.services.leasing import lease_next_item, participation_for_work
 from annotation.services.work_state import read_entry_state, read_work_state
 from tests.factories import make_batch, make_participant
@@ -117,38 +112,3 @@ def test_the_entry_page_reads_the_same_however_many_are_at_work(busy_batch):
     assert all(state.holds_lease and state.participation == participation for state in found)
     # whether a slot is still free for them reads their own history; never other people's
     assert reads_now <= reads + 1, f"{reads} → {reads_now} rows/entries read"
-
-
-def test_a_lease_does_not_read_the_persons_whole_history():
-    """Most people judge a few items, a diligent one many: planned for the many, the
-    "never leased" test must stay one probe per candidate rather than a read of every
-    lease the person ever had (a cost that would grow with their work, on every request)."""
-    if connection.vendor != "postgresql":
-        pytest.skip("the planner and its statistics are PostgreSQL's")
-    batch = make_batch(n_items=400, per_item=1)
-    items = list(batch.items.order_by("position"))
-    for n in range(150):  # most people: two items each
-        _past_work(make_participant(batch, f"brief-{n}"), items[2 * n : 2 * n + 2])
-    diligent = make_participant(batch, "diligent")
-    _past_work(diligent, items[:200])
-    batch.items.filter(pk__in=[item.pk for item in items[:300]]).update(
-        reserved_count=F("target"), counted_count=F("target")
-    )
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
-        # a pooled connection keeps the generic plan, made from the average person
-        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-    now = timezone.now()
-    reads = _reads_of(
-        lambda: slots.lease_in_one_statement(
-            batch_pk=batch.pk,
-            annotator_pk=diligent.annotator_id,
-            participation_pk=diligent.pk,
-            assignment_pk=uuid.uuid4(),
-            now=now,
-            expires_at=now,
-            comparison=False,
-        )
-    )
-    assert Assignment.objects.filter(annotator=diligent.annotator, state="open").exists()
-    assert reads <= MOST_READ, f"{reads} assignment rows/entries read for one lease"
