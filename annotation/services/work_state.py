@@ -274,6 +274,7 @@ def _entry_state_sql(bundled: bool) -> str:
 @cache
 def _entry_state_statement(bundled: bool, vendor: str) -> str:
     item, assignment = sql.table(Item), sql.table(Assignment)
+    probe = " OFFSET 0" if vendor == "postgresql" else ""  # SQLite: no OFFSET without LIMIT
     takeable = (
         "FALSE"  # asked apart (read_entry_state)
         if bundled
@@ -283,7 +284,7 @@ def _entry_state_statement(bundled: bool, vendor: str) -> str:
                  WHERE i.batch_id = %(batch)s AND i.reserved_count < i.target
                    AND NOT EXISTS (SELECT 1 FROM {assignment} a
                                    WHERE a.item_id = i.id AND a.annotator_id = %(annotator)s
-                                     AND a.purpose <> 'repeat' OFFSET 0))"""
+                                     AND a.purpose <> 'repeat'{probe}))"""
     )
     return f"""
         WITH {_own_open_leases(vendor)}
