@@ -279,6 +279,12 @@ def measure(slug: str, resamples: int) -> dict:
     except ImportError:  # code from before core.blas computed it as it came
         as_the_job_does = nullcontext
 
+    try:  # numba's import and the kernel's compilation (or cached copy): once per process
+        from analysis.stats.bootstrap_compiled import compiled_shared_kernel
+
+        kernel_s, _ = _seconds(compiled_shared_kernel)
+    except ImportError:  # code from before the kernel was compiled
+        kernel_s = None
     load_s, (arrays, sources) = _seconds(load)
     with as_the_job_does():
         core_s, _ = _seconds(build_report, arrays, sources, n_resamples=0)
@@ -302,6 +308,7 @@ def measure(slug: str, resamples: int) -> dict:
             "report_with_bootstrap": compute_s,
             "whole_analysis": whole_s,
         },
+        "compiled_kernel_load_once_s": kernel_s,
     }
 
 
@@ -353,6 +360,9 @@ def main() -> None:
             "batch": slug,
             **runs["current"][-1]["size"],
             "seconds": {phase: round(current[phase], 3) for phase in PHASES},
+            "compiled_kernel_load_once_s": _rounded_best(
+                [run.get("compiled_kernel_load_once_s") for run in runs["current"]]
+            ),
         }
         if earlier is not None:
             before = baseline.best([run["seconds"] for run in runs["baseline"]])
@@ -398,7 +408,21 @@ def main() -> None:
                 f"{'' if before is None else before} | {result['seconds'][phase]} | "
                 f"{'' if ratio is None else ratio} |"
             )
+    for result in results:
+        if result.get("compiled_kernel_load_once_s") is not None:
+            lines += [
+                "",
+                f"{result['batch']}: the bootstrap's compiled kernel took "
+                f"{result['compiled_kernel_load_once_s']} s to load (numba and its cached "
+                "machine code, once per process, before the phases above; the first "
+                "compilation on a new machine takes about a second more).",
+            ]
     baseline.write_results("analysis", run, lines)
+
+
+def _rounded_best(values: list) -> float | None:
+    known = [value for value in values if value is not None]
+    return round(min(known), 3) if known else None
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ the rows are split) and each chunk is evaluated for all resamples at once, by
 
 Kernels: sources that see the same items share the resamples, the ranks of y and the Pearson
 sums (:func:`shared_bootstrap_chunk`, exact integer rank sums). Item sets larger than
-:data:`_SHARED_MAX_ITEMS` (about a million items), where the shared kernel's packed int64 sums
+:data:`_SHARED_MAX_ITEMS` (about a million items), where the shared kernel's int64 sums
 would overflow, are bootstrapped one source at a time (:func:`bootstrap_chunk`, float rank
 sums: exact up to ~10^5 items, rounded beyond). Where both are exact they give the same
 Spearman values, and Pearson values equal to rounding (~1e-14). The kernels are
@@ -25,7 +25,6 @@ resamples, runs the threads and takes the intervals.
 from __future__ import annotations
 
 import os
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -36,7 +35,6 @@ import numpy as np
 from analysis.stats.bootstrap_kernels import (
     PreparedPair,
     SharedItems,
-    SharedSource,
     bootstrap_chunk,
     prepare_pair,
     shared_bootstrap_chunk,
@@ -78,12 +76,11 @@ def _usable_cpus() -> int:
 #: run one analysis per core.
 BOOTSTRAP_THREADS = min(4, _usable_cpus())
 
-# Resample draws per chunk of the shared bootstrap. Its kernel keeps six (b x n) int64 /
-# float64 buffers per thread; measured on 2 cores over the bench-large subsets (25k-400k
-# draws), 100k-200k was fastest, 400k ~20 % slower (cache).
+# Resample draws per chunk of the shared bootstrap: the drawn items of a chunk (int64) are
+# the only b x n array, drawn in this thread while the others evaluate earlier chunks.
 _SHARED_CHUNK_DRAWS = 100_000
-# The kernel packs ``M << bits(n) | W`` into int64 (``M <= n (2n + 1)``, sums up to
-# ``n (n + 1)``); larger item sets use the per-source bootstrap.
+# The kernel's int64 rank sums reach about 4 n^3 (``2n(n+1)(2n+1)``); larger item sets use
+# the per-source bootstrap.
 _SHARED_MAX_ITEMS = 2**20 - 1
 
 
@@ -145,9 +142,8 @@ def correlate_sources_subsets(
         progress(0, len(keys))
 
     plans: list[_ItemsPlan] = []
-    scratch = threading.local()  # buffers of each evaluating thread, freed with this call
 
-    def tasks() -> Iterator[tuple[int, SharedItems, np.ndarray, threading.local]]:
+    def tasks() -> Iterator[tuple[int, SharedItems, np.ndarray]]:
         for key in keys:
             keep, members = sets[key]
             plan = _plan_items(keep, members, xs, y, x_orders, y_order, n_resamples, seed)
@@ -157,7 +153,7 @@ def correlate_sources_subsets(
                     plan.shared.n, n_resamples, seed, _SHARED_CHUNK_DRAWS
                 )
                 for index in draws:
-                    yield len(plans) - 1, plan.shared, index, scratch
+                    yield len(plans) - 1, plan.shared, index
 
     results: dict[tuple[bytes, int], BootstrapCorrelation] = {}
     chunks: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
@@ -184,9 +180,9 @@ def correlate_sources_subsets(
 
 
 def _numbered_shared_chunk(
-    set_number: int, items: SharedItems, index: np.ndarray, scratch: threading.local
+    set_number: int, items: SharedItems, index: np.ndarray
 ) -> tuple[int, np.ndarray, np.ndarray]:
-    return (set_number, *shared_bootstrap_chunk(items, index, scratch))
+    return (set_number, *shared_bootstrap_chunk(items, index))
 
 
 # --------------------------------------------------------------------------------------------
@@ -327,41 +323,41 @@ def _plan_items(
 
     y_group, y_values, y_sizes = group_by_value(y_local, y_sorted)
     y_column = prepare_column(y_local, y_group)
-    y_position = np.empty(n, dtype=np.intp)
+    y_position = np.empty(n, dtype=np.int64)
     y_position[y_sorted] = np.arange(n)
     # Standardised as in prepare_pair.
     y_mean, y_std = y_local.mean(), y_local.std()
     y_z = (y_local - y_mean) / y_std
-    sources: list[SharedSource] = []
-    z_rows: list[np.ndarray] = []
-    for member, x_local, x_sorted in defined:
+    n_sources = len(defined)
+    x_along_y = np.empty((n_sources, n), dtype=np.int64)
+    x_groups = np.empty(n_sources, dtype=np.int64)
+    x_ends = np.zeros((n_sources, n), dtype=np.int64)
+    x_group_z, x_group_zz, xy_z = np.zeros((3, n_sources, n))
+    for k, (member, x_local, x_sorted) in enumerate(defined):
         x_group, x_values, x_sizes = group_by_value(x_local, x_sorted)
         points[member] = point_correlations(prepare_column(x_local, x_group), y_column)
         x_mean, x_std = x_local.mean(), x_local.std()
-        x_z = (x_local - x_mean) / x_std
-        source = SharedSource(y_position[x_sorted], len(z_rows), None, None, None)
-        if x_sizes.size == n:
-            z_rows += [x_z, x_z**2, x_z * y_z]
-        else:
-            x_group_z = (x_values - x_mean) / x_std
-            z_rows.append(x_z * y_z)
-            source = source._replace(
-                x_ends=np.cumsum(x_sizes), x_group_z=x_group_z, x_group_zz=x_group_z**2
-            )
-        sources.append(source)
+        x_along_y[k] = y_position[x_sorted]
+        x_groups[k] = x_sizes.size
+        x_ends[k, : x_sizes.size] = np.cumsum(x_sizes)
+        x_group_z[k, : x_sizes.size] = (x_values - x_mean) / x_std
+        x_group_zz[k] = x_group_z[k] ** 2
+        xy_z[k] = ((x_local - x_mean) / x_std * y_z)[y_sorted]
     if n_resamples <= 0:
         return _ItemsPlan(points, (), None)
     y_group_z = (y_values - y_mean) / y_std
-    distinct_y = y_sizes.size == n
     shared = SharedItems(
         n=n,
-        y_order=y_sorted,
-        y_ends=None if distinct_y else np.cumsum(y_sizes),
-        y_group=None if distinct_y else y_group[y_sorted],
+        y_position=y_position,
+        y_ends=np.cumsum(y_sizes),
         y_group_z=y_group_z,
         y_group_zz=y_group_z**2,
-        z=np.stack(z_rows)[:, y_sorted],
-        sources=tuple(sources),
+        xy_z=xy_z,
+        x_along_y=x_along_y,
+        x_groups=x_groups,
+        x_ends=x_ends,
+        x_group_z=x_group_z,
+        x_group_zz=x_group_zz,
     )
     return _ItemsPlan(points, tuple(member for member, _, _ in defined), shared)
 

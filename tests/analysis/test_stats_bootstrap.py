@@ -270,7 +270,7 @@ def test_one_source_kernel_does_not_depend_on_chunks_or_threads(
 
 
 def test_correlate_sources_subsets_many_items() -> None:
-    """From ~52,000 items the cross sum is unpacked before summing (int64 range)."""
+    """Tens of thousands of items: rank sums of the order of n^3 stay exact in int64."""
     rng = np.random.default_rng(6)
     n = 60_000
     quality = rng.normal(size=n)
