@@ -49,7 +49,10 @@ class Item(models.Model):
     """The unit one annotator judges once: a query and what its kind shows with it —
     a response, two responses (A, B), or texts kept in ``content`` — see annotation.kinds."""
 
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="items")
+    # Indexed by item_id_unique_in_batch (batch, item_id), which leads with it: an index of
+    # its own would be one more to update on every lease and label (item rows are rewritten
+    # whole there, their counts being in item_leasing_order).
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="items", db_index=False)
     item_id = models.CharField(max_length=200)
     position = models.PositiveIntegerField(help_text="Order of import; ties in leasing go first.")
     query = models.ForeignKey(Query, on_delete=models.PROTECT, related_name="+")

@@ -48,7 +48,10 @@ class Participation(models.Model):
         ACTIVE = "active", "Active"
         EXCLUDED = "excluded", "Excluded"
 
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="participations")
+    # indexed by participation_unique_annotator (batch, annotator), which leads with it
+    batch = models.ForeignKey(
+        Batch, on_delete=models.CASCADE, related_name="participations", db_index=False
+    )
     annotator = models.ForeignKey(
         Annotator, on_delete=models.CASCADE, related_name="participations"
     )

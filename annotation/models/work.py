@@ -39,9 +39,16 @@ class Assignment(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="assignments")
+    # batch and annotator are indexed by assignment_open_expiry (batch, state, expires_at)
+    # and assignment_annotator_state (annotator, state), which lead with them: indexes of
+    # their own would be two more to update with every lease and every label.
+    batch = models.ForeignKey(
+        Batch, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
-    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        Annotator, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
     state = models.CharField(
         max_length=16, choices=AssignmentState.choices, default=AssignmentState.OPEN
     )
@@ -144,9 +151,16 @@ class Label(models.Model):
 
     assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="label")
     # PROTECT: a batch or item that holds labels cannot be deleted by accident.
-    batch = models.ForeignKey(Batch, on_delete=models.PROTECT, related_name="labels")
+    # batch and annotator are indexed by label_batch_status (batch, status, submitted_at)
+    # and label_annotator_batch (annotator, batch), which lead with them (one index fewer
+    # each to write with every label).
+    batch = models.ForeignKey(
+        Batch, on_delete=models.PROTECT, related_name="labels", db_index=False
+    )
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="labels")
-    annotator = models.ForeignKey(Annotator, on_delete=models.PROTECT, related_name="labels")
+    annotator = models.ForeignKey(
+        Annotator, on_delete=models.PROTECT, related_name="labels", db_index=False
+    )
     kind = models.CharField(max_length=32)
     value = models.SmallIntegerField(null=True, blank=True)
     text = models.TextField(null=True, blank=True)
