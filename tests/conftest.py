@@ -48,31 +48,6 @@ def flush_by_deleting_rows():
     DatabaseOperations.sql_flush = truncate
 
 
-@pytest.fixture(scope="session")
-def django_db_setup(django_db_setup, django_db_blocker):
-    """No autovacuum in the test databases. A test's rows are rolled back, which leaves
-    them dead, so autovacuum soon vacuums the tables a test is still writing, and a vacuum
-    writes the table's size into ``pg_class`` in place, outside any transaction: an open
-    test that took statistics of its own (``ANALYZE``) then has its planner told the table
-    is empty, and the plans a read-count test pins change under it. The statistics the
-    tests see are then only the ones they take."""
-    from django.db import connections
-
-    with django_db_blocker.unblock():
-        for connection in connections.all():
-            if connection.vendor != "postgresql":
-                continue
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    """SELECT format('ALTER TABLE %I.%I SET (autovacuum_enabled = off,
-                                       toast.autovacuum_enabled = off)',
-                                     schemaname, tablename)
-                       FROM pg_tables WHERE schemaname = current_schema()"""
-                )
-                for (statement,) in cursor.fetchall():
-                    cursor.execute(statement)
-
-
 @pytest.fixture(autouse=True)
 def redis_answering():
     # A test that made Redis fail opens this process's breaker (core.redis_outage); the

@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import Assignment
+from annotation.models import Annotator, Assignment, Batch, Item, Label, Participation
 from annotation.services.leasing import lease_next_item, participation_for_work
 from annotation.services.work_state import read_entry_state, read_work_state
 from tests.factories import make_batch, make_participant
@@ -58,6 +58,35 @@ def _past_work(participation, items) -> None:
         )
         for item in items
     )
+
+
+# The tables whose statistics the measured statements are planned from.
+MEASURED_TABLES = [
+    model._meta.db_table for model in (Assignment, Item, Participation, Annotator, Batch, Label)
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def statistics_only_from_the_test(django_db_setup, django_db_blocker):
+    """No autovacuum on the measured tables while these tests run. A test's rows are
+    rolled back, which leaves them dead, so autovacuum soon vacuums tables a test is still
+    writing, and a vacuum writes the table's size into ``pg_class`` in place, outside any
+    transaction: the planner of a test that took its own statistics (``ANALYZE``) is then
+    told the table is empty, and the plans these tests pin change under them (seen once in
+    a CI run: 1,538 -> 1,594 entries read). Set and reset outside the tests' transactions,
+    so that autovacuum sees it; every other test keeps autovacuum."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+
+    def set_autovacuum(option: str) -> None:
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            for table in MEASURED_TABLES:
+                cursor.execute(f"ALTER TABLE {connection.ops.quote_name(table)} {option}")
+
+    set_autovacuum("SET (autovacuum_enabled = off)")
+    yield
+    set_autovacuum("RESET (autovacuum_enabled)")
 
 
 @pytest.fixture
