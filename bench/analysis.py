@@ -279,12 +279,18 @@ def measure(slug: str, resamples: int) -> dict:
     except ImportError:  # code from before core.blas computed it as it came
         as_the_job_does = nullcontext
 
-    try:  # numba's import and the kernel's compilation (or cached copy): once per process
-        from analysis.stats.bootstrap_compiled import compiled_shared_kernel
-
-        kernel_s, _ = _seconds(compiled_shared_kernel)
+    kernel_s = None
+    try:  # numba's import and the kernel's machine code (cached): once per process
+        import analysis.stats.bootstrap_compiled  # noqa: F401
     except ImportError:  # code from before the kernel was compiled
-        kernel_s = None
+        pass
+    else:
+        from analysis.stats import correlate_sources_subsets
+
+        tiny = np.arange(12, dtype=np.float64)
+        kernel_s, _ = _seconds(
+            correlate_sources_subsets, [tiny], tiny[::-1].copy(), {"all": tiny >= 0}, 4
+        )
     load_s, (arrays, sources) = _seconds(load)
     with as_the_job_does():
         core_s, _ = _seconds(build_report, arrays, sources, n_resamples=0)
