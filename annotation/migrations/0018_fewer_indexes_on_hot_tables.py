@@ -9,15 +9,21 @@ the foreign keys stay as they are, so no table is rewritten or its keys checked 
 import django.db.models.deletion
 from django.db import migrations, models
 
-# (index, the index that leads with the same column and stays)
+# (index, table, column, the index that leads with the same column and stays)
 DROPPED = [
-    ("annotation_assignment_annotator_id_5d071d66", "assignment_annotator_state"),
-    ("annotation_assignment_batch_id_1bcffc6e", "assignment_open_expiry"),
-    ("annotation_item_batch_id_3b1911f8", "item_id_unique_in_batch"),
-    ("annotation_label_annotator_id_fc5a16d9", "label_annotator_batch"),
-    ("annotation_label_batch_id_ce767e4f", "label_batch_status"),
-    ("annotation_participation_batch_id_838eafc5", "participation_unique_annotator"),
-]
+    ("annotation_assignment_annotator_id_5d071d66", "annotation_assignment", "annotator_id",
+     "assignment_annotator_state"),
+    ("annotation_assignment_batch_id_1bcffc6e", "annotation_assignment", "batch_id",
+     "assignment_open_expiry"),
+    ("annotation_item_batch_id_3b1911f8", "annotation_item", "batch_id",
+     "item_id_unique_in_batch"),
+    ("annotation_label_annotator_id_fc5a16d9", "annotation_label", "annotator_id",
+     "label_annotator_batch"),
+    ("annotation_label_batch_id_ce767e4f", "annotation_label", "batch_id",
+     "label_batch_status"),
+    ("annotation_participation_batch_id_838eafc5", "annotation_participation", "batch_id",
+     "participation_unique_annotator"),
+]  # fmt: skip
 
 
 class Migration(migrations.Migration):
@@ -30,9 +36,10 @@ class Migration(migrations.Migration):
             database_operations=[
                 migrations.RunSQL(
                     f'DROP INDEX IF EXISTS "{name}"',
-                    reverse_sql=migrations.RunSQL.noop,
+                    # unapplied, the indexes come back, as the model state then says
+                    reverse_sql=f'CREATE INDEX IF NOT EXISTS "{name}" ON "{table}" ("{column}")',
                 )
-                for name, _ in DROPPED
+                for name, table, column, _ in DROPPED
             ],
             state_operations=[
                 migrations.AlterField(
