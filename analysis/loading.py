@@ -10,6 +10,7 @@ import numpy as np
 from django.db.models import Case, Count, IntegerField, Q, When
 from django.db.models.functions import Coalesce
 
+from analysis.key_positions import positions_of, unique_keys
 from analysis.models import Score, ScoreSource
 from annotation.models import (
     REGULAR_STATUSES,
@@ -22,6 +23,7 @@ from annotation.models import (
     label_values,
 )
 from annotation.services.questionnaire import choice_questions
+from core.beside import beside
 from core.columns import fetch_columns
 
 
@@ -195,8 +197,28 @@ ORDER_CODES = {"": 0, "ab": 1, "ba": 2}
 def load_batch(batch: Batch) -> BatchArrays:
     """The items (``load_items``), the counted labels (by submission), and what the
     validity figures need: attention-check outcomes, repeats and questionnaire answers."""
-    items = load_items(batch)
-    columns = fetch_columns(
+    return _with_labels(batch, load_items(batch), _label_columns(batch))
+
+
+def load_batch_and_scores(batch: Batch) -> tuple[BatchArrays, list[SourceScores]]:
+    """``load_batch`` and ``load_scores`` at once: on PostgreSQL, outside a transaction,
+    the items and the scores are read on a second connection while this one reads the
+    labels (``core.beside``), so the loading takes about as long as the labels alone."""
+    items_and_scores = beside(_items_and_score_rows, batch)
+    label_columns = _label_columns(batch)
+    items, score_rows = items_and_scores.result()
+    arrays = _with_labels(batch, items, label_columns)
+    return arrays, _scores_from(score_rows, arrays)
+
+
+def _items_and_score_rows(batch: Batch) -> tuple[BatchArrays, "ScoreRows"]:
+    return load_items(batch), _score_rows(batch, bool(batch.task_kind.comparison))
+
+
+def _label_columns(batch: Batch) -> list[np.ndarray]:
+    """The batch's counted labels by submission: item, annotator, value, duration (-1:
+    unknown) and the order shown (``ORDER_CODES``)."""
+    return fetch_columns(
         Label.objects.filter(batch=batch, status=LabelStatus.COUNTED),
         [
             "item_id",
@@ -211,11 +233,19 @@ def load_batch(batch: Batch) -> BatchArrays:
             ),
         ],
         order_by=("submitted_at", "pk"),
+        parts=LABEL_PARTS,
     )
-    item_index = _index_of(items.item_pks, columns[0])
-    annotator_pks, first_seen, annotator_index = np.unique(
-        columns[1], return_index=True, return_inverse=True
-    )
+
+
+# The labels are read in this many slices at once (``fetch_columns``): most of a large
+# batch's loading is PostgreSQL packing its labels, which two server processes share.
+LABEL_PARTS = 2
+
+
+def _with_labels(batch: Batch, items: BatchArrays, columns: list[np.ndarray]) -> BatchArrays:
+    """``items`` with the labels of ``_label_columns`` and the figures of their annotators."""
+    item_index = positions_of(items.item_pks, columns[0])
+    annotator_pks, first_seen, annotator_index = unique_keys(columns[1])
     # Renumber annotators by first appearance so the order is stable and meaningful.
     appearance = np.argsort(first_seen, kind="stable")
     renumber = np.empty_like(appearance)
@@ -243,7 +273,7 @@ def load_batch(batch: Batch) -> BatchArrays:
         checks_passed=passed,
         checks_failed=failed,
         repeats=repeats,
-        repeat_items=_index_of(items.item_pks, repeat_item_pks),
+        repeat_items=positions_of(items.item_pks, repeat_item_pks),
         questions=questions,
         answers=answers,
     )
@@ -316,18 +346,34 @@ def _accepted(gold) -> list[int] | None:
     return [int(value) for value in (gold if isinstance(gold, list) else [gold])]
 
 
+@dataclass
+class ScoreRows:
+    """A batch's scores as read (``_score_rows``), before they are put on its items."""
+
+    by_response: list[np.ndarray]  # source, response, value
+    by_item: list[np.ndarray]  # source, item, value
+    described: dict[int, tuple[str, str]]  # source pk: (name, kind)
+    # (source pk, response pk, item pk, distribution) of every score that has one
+    distributions: list[tuple]
+
+
 def load_scores(batch: Batch, arrays: BatchArrays) -> list[SourceScores]:
-    """Two queries (scores by response, scores by item) plus one for the sources.
+    """Two queries (scores by response, scores by item) plus one for the sources and one
+    for the label distributions.
 
     Absolute items take their response's score; pairwise items score(A) − score(B), or
     the item's own score where the source scored the item directly (that one wins).
     """
+    return _scores_from(_score_rows(batch, arrays.comparison), arrays)
+
+
+def _score_rows(batch: Batch, comparison: bool) -> ScoreRows:
     # Subqueries, not a list of ids: a big batch's ids would pass SQLite's parameter limit.
     items = Item.objects.filter(batch=batch)
     shown = (
         Q(response_id__in=items.values("response_a_id"))
         | Q(response_id__in=items.values("response_b_id"))
-        if arrays.comparison
+        if comparison
         else Q(response_id__in=items.values("response_id"))
     )
     # Ids travel as float64 beside the values (exact below 2**53); each source scores a
@@ -345,8 +391,24 @@ def load_scores(batch: Batch, arrays: BatchArrays) -> list[SourceScores]:
             "pk", "name", "kind"
         )
     }
+    # An absolute item takes its response's distribution (or its own), a pairwise item
+    # only its own. None is loaded when no score of the batch carries one.
+    target = Q(item__in=items)
+    if not comparison:
+        target |= shown
+    distributions = list(
+        Score.objects.filter(target, distribution__isnull=False)
+        .order_by()
+        .values_list("source_id", "response_id", "item_id", "distribution")
+    )
+    return ScoreRows(by_response, by_item, described, distributions)
+
+
+def _scores_from(rows: ScoreRows, arrays: BatchArrays) -> list[SourceScores]:
+    """The scores of ``rows`` on the items of ``arrays`` (``load_scores`` says how)."""
+    by_response, by_item = rows.by_response, rows.by_item
     results = []
-    for source_id in source_ids.tolist():
+    for source_id in sorted(rows.described):
         scores = np.full(arrays.n_items, np.nan)
         mine = by_response[0] == source_id
         if mine.any():
@@ -359,28 +421,16 @@ def load_scores(batch: Batch, arrays: BatchArrays) -> list[SourceScores]:
         if mine.any():
             direct = _lookup(by_item[1][mine].astype(np.int64), by_item[2][mine])(arrays.item_pks)
             scores = np.where(np.isfinite(direct), direct, scores)
-        results.append(SourceScores(*described[source_id], scores))
-    _attach_distributions(arrays, results, shown, items)
+        results.append(SourceScores(*rows.described[source_id], scores))
+    _attach_distributions(arrays, results, rows)
     return sorted(results, key=lambda source: source.name)
 
 
-def _attach_distributions(arrays: BatchArrays, results: list[SourceScores], shown, items) -> None:
-    """Each source's label distributions per item: an absolute item takes its response's (or
-    its own), a pairwise item only its own. One query for the batch; none are loaded
-    when no score of the batch carries one."""
-    target = Q(item__in=items)
-    if not arrays.comparison:
-        target |= shown
-    rows = list(
-        Score.objects.filter(target, distribution__isnull=False)
-        .order_by()
-        .values_list("source_id", "response_id", "item_id", "distribution")
-    )
-    if not rows:
+def _attach_distributions(arrays: BatchArrays, results: list[SourceScores], rows: ScoreRows):
+    """Each source's label distributions per item (``_score_rows`` says whose)."""
+    if not rows.distributions:
         return
-    name_of = dict(
-        ScoreSource.objects.filter(pk__in={row[0] for row in rows}).values_list("pk", "name")
-    )
+    name_of = {pk: name for pk, (name, _) in rows.described.items()}
     by_name = {source.name: source for source in results}
     n_labels = arrays.label_set.size
     item_position = {pk: index for index, pk in enumerate(arrays.item_pks.tolist())}
@@ -389,23 +439,16 @@ def _attach_distributions(arrays: BatchArrays, results: list[SourceScores], show
         if not arrays.comparison
         else {}
     )
-    by_response = [row for row in rows if row[1] is not None]
-    by_item = [row for row in rows if row[2] is not None]
+    by_response = [row for row in rows.distributions if row[1] is not None]
+    by_item = [row for row in rows.distributions if row[2] is not None]
     for source_pk, response_pk, item_pk, distribution in by_response + by_item:  # items win
-        source = by_name.get(name_of[source_pk])
+        source = by_name.get(name_of.get(source_pk))
         index = item_position.get(item_pk) if item_pk else response_position.get(response_pk)
         if source is None or index is None or len(distribution) != n_labels:
             continue
         if source.distributions is None:
             source.distributions = np.full((arrays.n_items, n_labels), np.nan)
         source.distributions[index] = distribution
-
-
-def _index_of(sorted_keys_by_position: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Position of each key in ``sorted_keys_by_position`` (which need not be sorted)."""
-    order = np.argsort(sorted_keys_by_position, kind="stable")
-    found = np.searchsorted(sorted_keys_by_position[order], keys)
-    return order[found]
 
 
 def _lookup(keys: np.ndarray, values: np.ndarray):

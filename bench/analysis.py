@@ -271,8 +271,12 @@ def measure(slug: str, resamples: int) -> dict:
     batch = Batch.objects.get(slug=slug)
 
     def load():
-        arrays = load_batch(batch)
-        return arrays, load_scores(batch, arrays)
+        try:  # the analysis's own loading (labels, items and scores at once)
+            from analysis.loading import load_batch_and_scores
+        except ImportError:  # code from before the items and scores loaded beside the labels
+            arrays = load_batch(batch)
+            return arrays, load_scores(batch, arrays)
+        return load_batch_and_scores(batch)
 
     try:  # the report as the analysis job computes it (BLAS on one thread, core.blas)
         from core.blas import single_blas_thread as as_the_job_does

@@ -2,13 +2,16 @@
 
 An analysis reads hundreds of thousands of rows of a few numbers each (labels, scores).
 Through a cursor's ``fetchall`` every value becomes a Python object and every row a tuple
-before numpy sees them; on PostgreSQL :func:`fetch_columns` instead runs the query as
-``COPY (…) TO STDOUT (FORMAT BINARY)`` with every column cast to an 8-byte type, so each
-row arrives as fixed-width big-endian fields that ``np.frombuffer`` reads in one step. The
-rows are put in order here (``np.lexsort``), not by the database: sorting hundreds of
-thousands of rows by a timestamp made PostgreSQL walk an index in random heap order, several
-times slower than reading the rows as they lie. Other databases (SQLite) take the cursor
-path, with the same result.
+before numpy sees them; on PostgreSQL :func:`fetch_columns` instead asks for one row: per
+column, every value's 8-byte binary form (``int8send``, ``float8send``,
+``timestamptz_send``) concatenated by ``string_agg``, which ``np.frombuffer`` reads in one
+step. The client does nothing per row and holds Python's lock only for those few steps,
+so another thread can load something else meanwhile (``analysis.loading``); a binary
+``COPY``, the previous way, cost the same in all but was read a row at a time in Python.
+The rows are put in order here (``np.lexsort``), not by the database: sorting hundreds
+of thousands of rows by a timestamp made PostgreSQL walk an index in random heap order,
+several times slower than reading the rows as they lie. Other databases (SQLite) take the
+cursor path, with the same result.
 """
 
 from collections.abc import Sequence
@@ -16,16 +19,12 @@ from collections.abc import Sequence
 import numpy as np
 from django.db import connection
 from django.db.models import BigIntegerField, DateTimeField, Expression, F, FloatField, QuerySet
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Mod
+
+from core.beside import beside, can_run_beside
 
 __all__ = ["fetch_columns"]
 
-# PostgreSQL's binary COPY: an 11-byte signature, 32-bit flags, the length of a header
-# extension; then per row a 16-bit field count and per field a 32-bit length and the
-# value; then a 16-bit -1.
-_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
-_FIXED_HEADER = len(_SIGNATURE) + 8
-_TRAILER = 2
 _WIDTH = 8  # int8, float8 and timestamptz (microseconds) are all 8 bytes
 
 
@@ -34,10 +33,16 @@ def fetch_columns(
     fields: Sequence[str | Expression],
     dtype: type = np.int64,
     order_by: Sequence[str] = (),
+    *,
+    parts: int = 1,
 ) -> list[np.ndarray]:
     """One array per entry of ``fields`` (``np.int64`` or ``np.float64``), a value per row
     of ``queryset``, rows in the order of ``order_by``: names of integer or timestamp fields
     of the model, ascending, ties broken by the next (the last should be unique: ``"pk"``).
+
+    ``parts`` > 1 reads the rows in that many slices (by primary key) at once, each on its
+    own connection (``core.beside``), where that is possible: worth it for hundreds of
+    thousands of rows, whose packing is most of PostgreSQL's work.
 
     A value must not be null (wrap a nullable field in ``Coalesce``): a null raises
     ``ValueError``.
@@ -47,7 +52,7 @@ def fetch_columns(
     if queryset.query.is_empty():
         return [np.empty(0, dtype=dtype) for _ in fields]
     if connection.vendor == "postgresql":
-        return _copied_columns(queryset, fields, dtype, order_by)
+        return _aggregated_columns(queryset, fields, dtype, order_by, parts)
     rows = queryset.order_by(*order_by).values_list(*fields)
     sql, params = rows.query.sql_with_params()
     with connection.cursor() as cursor:
@@ -61,29 +66,27 @@ def fetch_columns(
     return [values[:, column] for column in range(len(fields))]
 
 
-def _copied_columns(
-    queryset: QuerySet, fields: Sequence, dtype: type, order_by: Sequence[str]
+def _aggregated_columns(
+    queryset: QuerySet, fields: Sequence, dtype: type, order_by: Sequence[str], parts: int
 ) -> list[np.ndarray]:
-    output = BigIntegerField() if dtype is np.int64 else FloatField()
-    cast = [Cast(F(field) if isinstance(field, str) else field, output) for field in fields]
-    # A timestamp key travels as it is (binary COPY sends int8 microseconds), any other
-    # key as int8.
-    keys = [
-        name
-        if isinstance(_field(queryset, name), DateTimeField)
-        else Cast(F(name), BigIntegerField())
-        for name in order_by
-    ]
-    rows = queryset.order_by().values_list(*cast, *keys)
-    sql, params = rows.query.sql_with_params()
-    buffer = bytearray()
-    with connection.cursor() as cursor:
-        with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", params) as copy:
-            while block := copy.read():
-                buffer += block
-    width = len(fields) + len(order_by)
-    table = _fixed_width_rows(buffer, width)
-    columns = [table[f"v{index}"] for index in range(width)]
+    statement, params = _packing_statement(queryset, fields, dtype, order_by)
+    if parts > 1 and can_run_beside():
+        slices = [
+            _packing_statement(
+                queryset.alias(_slice=Mod("pk", parts, output_field=BigIntegerField())).filter(
+                    _slice=number
+                ),
+                fields,
+                dtype,
+                order_by,
+            )
+            for number in range(parts)
+        ]
+        others = [beside(_packed, *statement) for statement in slices[1:]]
+        packed = [_packed(*slices[0])] + [other.result() for other in others]
+        columns = [np.concatenate(column) for column in zip(*packed, strict=True)]
+    else:
+        columns = _packed(statement, params)
     kind = ">i8" if dtype is np.int64 else ">f8"
     values = [column.view(kind).astype(dtype) for column in columns[: len(fields)]]
     keys = [column.view(">i8") for column in columns[len(fields) :]]
@@ -93,26 +96,52 @@ def _copied_columns(
     return values
 
 
+def _packing_statement(
+    queryset: QuerySet, fields: Sequence, dtype: type, order_by: Sequence[str]
+) -> tuple[str, tuple]:
+    """The statement that answers one row: the row count, then per field and per key of
+    ``order_by`` the binary forms of all its values, concatenated in the same row order."""
+    output = BigIntegerField() if dtype is np.int64 else FloatField()
+    cast = [Cast(F(field) if isinstance(field, str) else field, output) for field in fields]
+    value_send = "int8send" if dtype is np.int64 else "float8send"
+    sends = [value_send] * len(fields)
+    # A timestamp key travels as it is (its binary form is int8 microseconds), any other
+    # key as int8.
+    keys = []
+    for name in order_by:
+        if isinstance(_field(queryset, name), DateTimeField):
+            keys.append(name)
+            sends.append("timestamptz_send")
+        else:
+            keys.append(Cast(F(name), BigIntegerField()))
+            sends.append("int8send")
+    rows = queryset.order_by().values_list(*cast, *keys)
+    sql, params = rows.query.sql_with_params()
+    names = [f"c{index}" for index in range(len(sends))]
+    aggregates = ", ".join(
+        f"string_agg({send}({name}), ''::bytea)" for send, name in zip(sends, names, strict=True)
+    )
+    statement = f"SELECT count(*), {aggregates} FROM ({sql}) AS rows ({', '.join(names)})"
+    return statement, params
+
+
+def _packed(statement: str, params: tuple) -> list[np.ndarray]:
+    """The answer of a ``_packing_statement``: one array of raw 8-byte values per column."""
+    import psycopg  # PostgreSQL only
+
+    with connection.cursor() as cursor:
+        # a binary answer needs a cursor that binds server-side (Django's bind client-side)
+        with psycopg.Cursor(cursor.cursor.connection) as raw:
+            raw.execute(statement, params, binary=True)
+            count, *packed = raw.fetchone()
+    if not count:
+        return [np.empty(0, dtype="V8") for _ in packed]
+    # string_agg leaves a null out: a null anywhere makes its column short
+    if any(column is None or len(column) != count * _WIDTH for column in packed):
+        raise ValueError("a column of the query is null")
+    return [np.frombuffer(column, dtype="V8") for column in packed]
+
+
 def _field(queryset: QuerySet, name: str):
     meta = queryset.model._meta
     return meta.pk if name == "pk" else meta.get_field(name)
-
-
-def _fixed_width_rows(buffer: bytearray, width: int) -> np.ndarray:
-    """The rows of a binary COPY of ``width`` 8-byte columns, as a structured array whose
-    fields ``v0``… hold each column's raw bytes."""
-    if not buffer.startswith(_SIGNATURE):
-        raise ValueError("not PostgreSQL's binary COPY format")
-    extension = int.from_bytes(buffer[_FIXED_HEADER - 4 : _FIXED_HEADER], "big")
-    body = memoryview(buffer)[_FIXED_HEADER + extension : len(buffer) - _TRAILER]
-    layout = [("count", ">i2")]
-    for index in range(width):
-        layout += [(f"n{index}", ">i4"), (f"v{index}", "V8")]
-    row = np.dtype(layout)
-    if len(body) % row.itemsize:
-        raise ValueError("a column of the COPY is null or not 8 bytes wide")
-    table = np.frombuffer(body, dtype=row)
-    lengths_fit = all((table[f"n{index}"] == _WIDTH).all() for index in range(width))
-    if not (table["count"] == width).all() or not lengths_fit:
-        raise ValueError("a column of the COPY is null or not 8 bytes wide")
-    return table

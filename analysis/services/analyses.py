@@ -11,7 +11,7 @@ from analysis.access import can_analyse
 from analysis.bundle_section import bundle_section
 from analysis.figure_files import FILES_KEY as FIGURES
 from analysis.figure_files import store_figures
-from analysis.loading import load_batch, load_scores
+from analysis.loading import load_batch_and_scores
 from analysis.report_charts import draw_page_charts
 from analysis.report_competence import review_entry
 from analysis.reports import build_report
@@ -47,8 +47,7 @@ def analyse_batch(
         raise InvalidInput("batch", f"the ratings analysis does not apply to {batch.kind} batches")
     n_resamples, seed = validate_settings(n_resamples, seed)
     group_by = validate_group_by(batch, group_by)
-    arrays = load_batch(batch)
-    sources = load_scores(batch, arrays)
+    arrays, sources = load_batch_and_scores(batch)
     with single_blas_thread():
         report = build_report(
             arrays,

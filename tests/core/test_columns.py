@@ -80,3 +80,23 @@ def test_a_null_value_is_refused_and_coalesce_fills_it():
 def test_only_int64_and_float64():
     with pytest.raises(ValueError, match="dtype"):
         fetch_columns(Score.objects.all(), ["value"], np.float32)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_read_in_slices_at_once_are_the_same_rows_in_the_same_order():
+    start = datetime(2026, 3, 1, tzinfo=UTC)
+    for number, offset in enumerate([4, 1, 3, 1, 0, 4, 2, 1, 7, 0, 5]):  # ties on the time
+        annotator = Annotator.objects.create(platform="generic", platform_id=f"s{number}")
+        Annotator.objects.filter(pk=annotator.pk).update(
+            created_at=start + timedelta(microseconds=offset)
+        )
+    ordered = Annotator.objects.order_by("created_at", "pk")
+    expected = [list(ordered.values_list("pk", flat=True)), [-1] * ordered.count()]
+    fields = ["pk", Coalesce("user_id", Value(-1))]
+    for parts in (1, 2, 3, 20):  # 20: most slices are empty
+        columns = fetch_columns(
+            Annotator.objects.all(), fields, order_by=("created_at", "pk"), parts=parts
+        )
+        assert [column.tolist() for column in columns] == expected, parts
+    with pytest.raises(ValueError, match="null"):
+        fetch_columns(Annotator.objects.all(), ["pk", "user_id"], parts=2)
