@@ -23,9 +23,10 @@ Sections with a module of their own: ``report_annotators`` (per annotator),
 ``report_sections``, for the batch and each category), ``report_competence``.
 """
 
+import copy
 import math
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,8 +102,11 @@ def _report(
     labelled = figures.subsets["full"]
     # A group with the same items as the batch, or as an earlier group (a category with a
     # single sub-category), has the same figures: they are computed once per item set.
-    figures_of_items = {_items_key(np.ones(arrays.n_items, dtype=bool)): figures}
-    sections_of_items: dict = {}  # a group's model rankings and calibration, likewise
+    whole_batch = _items_key(np.ones(arrays.n_items, dtype=bool))
+    figures_of_items = {whole_batch: figures}
+    # A group's model rankings and calibration, likewise; a group of all the batch's items
+    # (a batch of one category) takes the batch's, which the other thread computes.
+    sections_of_items: dict = {whole_batch: sections_later}
     by_category: list[CategoryEntry] = []
     for number, (category, subcategory, keep) in enumerate(groups, start=1):
         key = _items_key(keep)
@@ -120,7 +124,9 @@ def _report(
                 seed,
             )
         entry = _category_entry(category, subcategory, figures_of_items[key])
-        entry.update(sections_of_items[key])
+        sections = sections_of_items[key]
+        # (a copy: the batch's own stay the report's, apart from its category's)
+        entry.update(copy.deepcopy(sections.result()) if isinstance(sections, Future) else sections)
         by_category.append(entry)
         _tell(progress, steps - len(groups) - 1 + number, steps)
 

@@ -13,6 +13,7 @@ from analysis.presentation import CATEGORY_KEY_COLUMNS, CORRELATION_COLUMNS
 from analysis.reports import MIN_CATEGORY_ITEMS
 from analysis.services.analyses import latest_report
 from annotation.models import Label, LabelStatus
+from tests.analysis.test_rankings_end_to_end import name_models
 from tests.analysis.test_report_page import (
     absolute_value,
     add_sources,
@@ -41,8 +42,10 @@ def researcher():
     return staff_client("researcher")
 
 
-def categorised_report(taxonomy=TAXONOMY, n_workers=3):
+def categorised_report(taxonomy=TAXONOMY, n_workers=3, models=False):
     batch = make_categorised_batch(taxonomy, per_item=n_workers)
+    if models:
+        name_models(batch)
     label_batch(batch, n_workers, absolute_value)
     add_sources(batch, [("rm-alpha", "reward_model"), ("lm-beta", "lm")])
     run_job_now(batch, bootstrap=30)
@@ -157,7 +160,7 @@ def test_category_figures_are_the_report_redone_on_its_items_alone():
 
 def test_a_category_holding_every_item_has_the_batch_figures():
     # one category with one sub-category: both groups are the whole batch
-    _, report = categorised_report([("Advice", "Health", 12)], n_workers=3)
+    _, report = categorised_report([("Advice", "Health", 12)], n_workers=3, models=True)
     keys = [(entry["category"], entry["subcategory"]) for entry in report["by_category"]]
     assert keys == [("Advice", None), ("Advice", "Health")]
     without_checks = [
@@ -173,6 +176,11 @@ def test_a_category_holding_every_item_has_the_batch_figures():
         assert entry["annotators"] == without_checks
         assert entry["validity"] == report["validity"]
         assert entry["subset_sizes"] == {name: len(ids) for name, ids in report["subsets"].items()}
+        # the model rankings and calibration too (the batch's, computed once, copied)
+        assert "rankings" in report
+        for section in ("rankings", "calibration"):
+            assert entry.get(section) == report.get(section)
+        assert entry["rankings"] is not report["rankings"]
 
 
 def test_a_batch_without_categories_has_an_empty_breakdown(researcher):
