@@ -130,9 +130,11 @@ def _packed(statement: str, params: tuple) -> list[np.ndarray]:
     import psycopg  # PostgreSQL only
 
     with connection.cursor() as cursor:
-        # a binary answer needs a cursor that binds server-side (Django's bind client-side)
+        # A binary answer needs a cursor that binds server-side (Django's bind client-side).
+        # Never prepared, whatever the connection's prepare_threshold: a prepared statement
+        # outlives the transaction, which a pooler in transaction mode does not allow.
         with psycopg.Cursor(cursor.cursor.connection) as raw:
-            raw.execute(statement, params, binary=True)
+            raw.execute(statement, params, prepare=False, binary=True)
             count, *packed = raw.fetchone()
     if not count:
         return [np.empty(0, dtype="V8") for _ in packed]

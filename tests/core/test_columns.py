@@ -100,3 +100,25 @@ def test_rows_read_in_slices_at_once_are_the_same_rows_in_the_same_order():
         assert [column.tolist() for column in columns] == expected, parts
     with pytest.raises(ValueError, match="null"):
         fetch_columns(Annotator.objects.all(), ["pk", "user_id"], parts=2)
+
+
+def test_the_packed_query_is_never_prepared_however_often_it_runs():
+    # a prepared statement would outlive its transaction: PgBouncer in transaction mode
+    # hands the server connection to another client, which does not have it
+    from django.db import connection
+
+    scored_responses(6)
+    if connection.vendor != "postgresql":
+        return
+    connection.ensure_connection()
+    raw = connection.connection
+    default = raw.prepare_threshold  # Django's None; a deployment may set one
+    raw.prepare_threshold = 1  # psycopg would prepare a statement on its second run
+    try:
+        for _ in range(3):
+            fetch_columns(Score.objects.all(), ["source_id", "value"], np.float64)
+    finally:
+        raw.prepare_threshold = default
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+        assert cursor.fetchone()[0] == 0
