@@ -24,18 +24,24 @@ def _is_compact(keys: np.ndarray, count: int) -> tuple[bool, int, int]:
 
 def positions_of(keys_by_position: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """The position of each of ``keys`` in ``keys_by_position`` (distinct keys, in any
-    order); every key must be one of them."""
+    order), -1 for a key that is not there."""
     keys = np.asarray(keys, dtype=np.int64)
+    keys_by_position = np.asarray(keys_by_position, dtype=np.int64)
     if keys_by_position.size == 0 or keys.size == 0:
-        return np.zeros(keys.size, dtype=np.int64)
-    compact, low, high = _is_compact(keys_by_position, keys_by_position.size + keys.size)
+        return np.full(keys.size, -1, dtype=np.int64)
+    # the table's size follows the keys looked up in it, not the keys looked up
+    compact, low, high = _is_compact(keys_by_position, keys_by_position.size)
     if compact:
         table = np.full(high - low + 1, -1, dtype=np.int64)
         table[keys_by_position - low] = np.arange(keys_by_position.size)
-        return table[keys - low]
+        inside = (keys >= low) & (keys <= high)
+        positions = np.full(keys.size, -1, dtype=np.int64)
+        positions[inside] = table[keys[inside] - low]
+        return positions
     order = np.argsort(keys_by_position, kind="stable")
-    found = np.searchsorted(keys_by_position[order], keys)
-    return order[found]
+    ordered = keys_by_position[order]
+    found = np.minimum(np.searchsorted(ordered, keys), ordered.size - 1)
+    return np.where(ordered[found] == keys, order[found], -1)
 
 
 def unique_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

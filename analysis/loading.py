@@ -243,8 +243,15 @@ LABEL_PARTS = 2
 
 
 def _with_labels(batch: Batch, items: BatchArrays, columns: list[np.ndarray]) -> BatchArrays:
-    """``items`` with the labels of ``_label_columns`` and the figures of their annotators."""
+    """``items`` with the labels of ``_label_columns`` and the figures of their annotators.
+
+    A label of an item that is not among ``items`` is left out: the items and the labels
+    are read one after the other, or at once on two connections, so an item added to a
+    live batch in between may have a label already; it is in the next analysis."""
     item_index = positions_of(items.item_pks, columns[0])
+    if (item_index < 0).any():
+        known = item_index >= 0
+        item_index, columns = item_index[known], [column[known] for column in columns]
     annotator_pks, first_seen, annotator_index = unique_keys(columns[1])
     # Renumber annotators by first appearance so the order is stable and meaningful.
     appearance = np.argsort(first_seen, kind="stable")
@@ -262,6 +269,9 @@ def _with_labels(batch: Batch, items: BatchArrays, columns: list[np.ndarray]) ->
     passed, failed = _check_outcomes(batch, position)
     questions, answers = _answers(batch, ordered_pks)
     repeats, repeat_item_pks = _repeat_pairs(batch, position)
+    repeat_items = positions_of(items.item_pks, repeat_item_pks)
+    if (repeat_items < 0).any():  # the same for a repeat of an item read after the items
+        repeats, repeat_items = repeats[repeat_items >= 0], repeat_items[repeat_items >= 0]
     return replace(
         items,
         item_index=item_index,
@@ -273,7 +283,7 @@ def _with_labels(batch: Batch, items: BatchArrays, columns: list[np.ndarray]) ->
         checks_passed=passed,
         checks_failed=failed,
         repeats=repeats,
-        repeat_items=positions_of(items.item_pks, repeat_item_pks),
+        repeat_items=repeat_items,
         questions=questions,
         answers=answers,
     )

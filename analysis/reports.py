@@ -108,6 +108,7 @@ def _report(
     # (a batch of one category) takes the batch's, which the other thread computes.
     sections_of_items: dict = {whole_batch: sections_later}
     by_category: list[CategoryEntry] = []
+    taking_the_batchs: list[CategoryEntry] = []  # filled when the other thread is done
     for number, (category, subcategory, keep) in enumerate(groups, start=1):
         key = _items_key(keep)
         if key not in sections_of_items:
@@ -125,8 +126,10 @@ def _report(
             )
         entry = _category_entry(category, subcategory, figures_of_items[key])
         sections = sections_of_items[key]
-        # (a copy: the batch's own stay the report's, apart from its category's)
-        entry.update(copy.deepcopy(sections.result()) if isinstance(sections, Future) else sections)
+        if isinstance(sections, Future):
+            taking_the_batchs.append(entry)  # meanwhile, the other groups go on
+        else:
+            entry.update(sections)
         by_category.append(entry)
         _tell(progress, steps - len(groups) - 1 + number, steps)
 
@@ -165,6 +168,8 @@ def _report(
         "by_category": by_category,
     }
     sections = sections_later.result()
+    for entry in taking_the_batchs:  # a copy: the report's own stay apart from a category's
+        entry.update(copy.deepcopy(sections))
     if "rankings" in sections:
         report["rankings"] = sections["rankings"]
     annotator_competence = competence_later.result()

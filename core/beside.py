@@ -5,14 +5,17 @@ the database (an analysis's labels and its scores) take the longer of the two ra
 their sum when each has its connection. Only outside a transaction: a transaction's
 uncommitted rows (a test's, or a caller's ``atomic`` block) are not seen from another
 connection, and a snapshot is not shared. There, and on other databases, the work runs
-in this thread when its result is asked for, with the same result.
+in this thread when its result is asked for, with the same result; so it does when the
+process's connection pool (``DATABASE_POOL_MAX_SIZE``) has no connection to spare, and
+when it had none after all by the time the thread asked (rather than failing the work
+after the pool's timeout, the connection's wait is the only time lost).
 """
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
 
-from django.db import connection, connections
+from django.db import OperationalError, connection, connections
 
 __all__ = ["Beside", "beside", "can_run_beside"]
 
@@ -31,14 +34,30 @@ class Beside(Generic[T]):
             pool.shutdown(wait=False)  # the thread ends with its one task
 
     def result(self) -> T:
-        if self._future is None:
-            return self._function(*self._args)
-        return self._future.result()
+        if self._future is not None:
+            done = self._future.result()
+            if done is not _NO_CONNECTION:
+                return done
+        return self._function(*self._args)
 
 
 def can_run_beside() -> bool:
     """Whether work given to ``beside`` runs on a second connection (else it is deferred)."""
-    return connection.vendor == "postgresql" and not connection.in_atomic_block
+    return (
+        connection.vendor == "postgresql"
+        and not connection.in_atomic_block
+        and connection.get_autocommit()
+        and _pool_has_room(connection.pool)
+    )
+
+
+def _pool_has_room(pool) -> bool:
+    """Whether psycopg's pool of this process (None: a connection each) can give one more."""
+    if pool is None:
+        return True
+    stats = pool.get_stats()
+    in_use = stats.get("pool_size", 0) - stats.get("pool_available", 0)
+    return stats.get("pool_max", 0) - in_use >= 1
 
 
 def beside(function: Callable[..., T], *args) -> Beside[T]:
@@ -46,10 +65,24 @@ def beside(function: Callable[..., T], *args) -> Beside[T]:
     return Beside(function, args)
 
 
-def _on_own_connection(function: Callable[..., T], args: tuple) -> T:
+# what the thread answers when it got no connection: the caller then does the work
+_NO_CONNECTION = object()
+
+
+def _on_own_connection(function: Callable[..., T], args: tuple):
     try:
+        try:
+            _connect()
+        except OperationalError as error:
+            if type(error.__cause__).__name__ == "PoolTimeout":  # psycopg_pool's
+                return _NO_CONNECTION
+            raise
         return function(*args)
     finally:
         # the thread's connections are its own: closed (or given back to the pool) here,
         # not left for a thread that no longer exists
         connections.close_all()
+
+
+def _connect() -> None:
+    connection.ensure_connection()

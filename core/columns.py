@@ -40,12 +40,14 @@ def fetch_columns(
     of ``queryset``, rows in the order of ``order_by``: names of integer or timestamp fields
     of the model, ascending, ties broken by the next (the last should be unique: ``"pk"``).
 
-    ``parts`` > 1 reads the rows in that many slices (by primary key) at once, each on its
-    own connection (``core.beside``), where that is possible: worth it for hundreds of
-    thousands of rows, whose packing is most of PostgreSQL's work.
+    ``parts`` > 1 reads the rows in that many slices (by an integer primary key) at once,
+    each on its own connection (``core.beside``), where that is possible: worth it for
+    hundreds of thousands of rows, whose packing is most of PostgreSQL's work. A slice
+    travels as one ``bytea`` per column, which PostgreSQL caps at 1 GB: some 134 million
+    rows per slice.
 
-    A value must not be null (wrap a nullable field in ``Coalesce``): a null raises
-    ``ValueError``.
+    A value or key must not be null (wrap a nullable field in ``Coalesce``): a null
+    raises ``ValueError`` (on SQLite, a null key is ordered first).
     """
     if dtype not in (np.int64, np.float64):
         raise ValueError(f"dtype must be np.int64 or np.float64, got {dtype!r}")
@@ -71,17 +73,11 @@ def _aggregated_columns(
 ) -> list[np.ndarray]:
     statement, params = _packing_statement(queryset, fields, dtype, order_by)
     if parts > 1 and can_run_beside():
-        slices = [
-            _packing_statement(
-                queryset.alias(_slice=Mod("pk", parts, output_field=BigIntegerField())).filter(
-                    _slice=number
-                ),
-                fields,
-                dtype,
-                order_by,
-            )
-            for number in range(parts)
-        ]
+        sliced = queryset.alias(_slice=Mod("pk", parts, output_field=BigIntegerField()))
+        # the last slice takes whatever the others do not (MOD of a negative key is negative)
+        querysets = [sliced.filter(_slice=number) for number in range(parts - 1)]
+        querysets.append(sliced.exclude(_slice__in=range(parts - 1)))
+        slices = [_packing_statement(part, fields, dtype, order_by) for part in querysets]
         others = [beside(_packed, *statement) for statement in slices[1:]]
         packed = [_packed(*slices[0])] + [other.result() for other in others]
         columns = [np.concatenate(column) for column in zip(*packed, strict=True)]

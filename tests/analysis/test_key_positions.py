@@ -27,14 +27,18 @@ def test_unique_keys_is_numpys_unique(values, offset, spread):
 
 
 @settings(max_examples=200, deadline=None)
-@given(keys_lists, offsets, spreads, st.randoms(use_true_random=False))
-def test_positions_of_finds_each_key(values, offset, spread, rng):
+@given(keys_lists, keys_lists, offsets, spreads, st.randoms(use_true_random=False))
+def test_positions_of_finds_each_key_and_minus_one_for_the_others(
+    values, looked_up, offset, spread, rng
+):
     distinct = sorted(set(values))
     rng.shuffle(distinct)  # positions are in any order, not sorted by key
     keys_by_position = as_keys(distinct, offset, spread)
-    keys = as_keys(values, offset, spread)
+    # keys among them and not, below, inside and above their range
+    keys = np.concatenate([as_keys(looked_up, offset, spread), keys_by_position[:3] - 1])
     positions = positions_of(keys_by_position, keys)
-    assert np.array_equal(keys_by_position[positions], keys)
+    expected = [distinct.index(v) if v in distinct else -1 for v in (keys - offset) / spread]
+    assert positions.tolist() == expected
 
 
 def test_both_ways_are_taken(monkeypatch):
@@ -46,9 +50,11 @@ def test_both_ways_are_taken(monkeypatch):
     for mine, theirs in zip(unique_keys(keys), compact, strict=True):
         assert np.array_equal(mine, theirs)
     assert positions_of(np.array([9, 5, 7]), keys).tolist() == [1, 0, 1, 2]
+    assert positions_of(np.array([9, 5]), np.array([4, 7, 10])).tolist() == [-1, -1, -1]
 
 
 def test_no_keys():
     assert positions_of(np.array([3, 4]), np.array([], dtype=np.int64)).size == 0
+    assert positions_of(np.array([], dtype=np.int64), np.array([3])).tolist() == [-1]
     distinct, first, inverse = unique_keys(np.array([], dtype=np.int64))
     assert distinct.size == first.size == inverse.size == 0

@@ -79,3 +79,82 @@ def test_an_error_beside_reaches_the_caller():
 
     with pytest.raises(LookupError, match="beside"):
         beside(fails).result()
+
+
+@pytest.mark.django_db
+def test_a_label_of_an_item_read_after_the_items_is_left_for_the_next_analysis():
+    from dataclasses import replace
+
+    from analysis import loading
+
+    batch = seeded_batch("absolute")
+    items = loading.load_items(batch)
+    columns = loading._label_columns(batch)
+    whole = loading._with_labels(batch, items, columns)
+    last = items.n_items - 1  # as if the last item had been added after the items were read
+    fewer = replace(items, item_ids=items.item_ids[:-1], item_pks=items.item_pks[:-1])
+    arrays = loading._with_labels(batch, fewer, columns)
+    kept = whole.item_index != last
+    assert 0 < kept.sum() < whole.value.size
+    assert np.array_equal(arrays.item_index, whole.item_index[kept])
+    assert np.array_equal(arrays.value, whole.value[kept])
+    assert np.array_equal(arrays.duration_ms, whole.duration_ms[kept], equal_nan=True)
+    assert (arrays.repeat_items < last).all() and len(arrays.repeats) == len(arrays.repeat_items)
+
+
+class PoolOf:
+    """Stands in for psycopg's pool: its statistics only."""
+
+    def __init__(self, size: int, available: int, most: int):
+        self.stats = {"pool_size": size, "pool_available": available, "pool_max": most}
+
+    def get_stats(self):
+        return dict(self.stats)
+
+
+@pytest.mark.parametrize(("size", "available", "most", "room"), [
+    (4, 0, 4, False),  # every connection of the pool in use
+    (3, 0, 4, True),   # one more may be opened
+    (4, 1, 4, True),   # one is free
+])  # fmt: skip
+def test_the_pool_has_room_while_it_can_give_one_more_connection(size, available, most, room):
+    import core.beside
+
+    assert core.beside._pool_has_room(PoolOf(size, available, most)) is room
+    assert core.beside._pool_has_room(None)  # no pool: each thread opens its connection
+
+
+@pytest.mark.django_db(transaction=True)
+def test_work_is_deferred_when_the_pool_has_no_room(monkeypatch):
+    import core.beside
+
+    monkeypatch.setattr(core.beside, "_pool_has_room", lambda pool: False)
+    here = where_it_ran()
+    assert beside(where_it_ran).result() == here
+
+
+@pytest.mark.django_db(transaction=True)
+def test_when_the_thread_gets_no_connection_after_all_the_caller_does_the_work(monkeypatch):
+    if connection.vendor != "postgresql":
+        pytest.skip("a second connection is used on PostgreSQL only")
+    from django.db import OperationalError
+    from psycopg_pool import PoolTimeout
+
+    import core.beside
+
+    def pool_timed_out():
+        try:
+            raise PoolTimeout("couldn't get a connection after 3.00 sec")
+        except PoolTimeout as cause:
+            raise OperationalError("the pool timed out") from cause
+
+    monkeypatch.setattr(core.beside, "_connect", pool_timed_out)
+    here = where_it_ran()
+    assert beside(where_it_ran).result() == here
+
+    def refused():
+        raise OperationalError("connection refused")  # any other failure is raised
+
+    monkeypatch.setattr(core.beside, "_connect", refused)
+    with pytest.raises(OperationalError, match="refused"):
+        beside(where_it_ran).result()

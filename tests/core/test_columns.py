@@ -102,6 +102,16 @@ def test_rows_read_in_slices_at_once_are_the_same_rows_in_the_same_order():
         fetch_columns(Annotator.objects.all(), ["pk", "user_id"], parts=2)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_slices_keep_rows_whose_key_is_negative():
+    # PostgreSQL's MOD(-7, 2) is -1: no slice 0..parts-1 would hold that row by itself
+    for pk in (-7, -2, 3, 8):
+        Annotator.objects.create(pk=pk, platform="generic", platform_id=f"n{pk}")
+    for parts in (1, 2, 3):
+        [pks] = fetch_columns(Annotator.objects.all(), ["pk"], order_by=("pk",), parts=parts)
+        assert pks.tolist() == [-7, -2, 3, 8], parts
+
+
 def test_the_packed_query_is_never_prepared_however_often_it_runs():
     # a prepared statement would outlive its transaction: PgBouncer in transaction mode
     # hands the server connection to another client, which does not have it
