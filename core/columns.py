@@ -71,7 +71,6 @@ def fetch_columns(
 def _aggregated_columns(
     queryset: QuerySet, fields: Sequence, dtype: type, order_by: Sequence[str], parts: int
 ) -> list[np.ndarray]:
-    statement, params = _packing_statement(queryset, fields, dtype, order_by)
     if parts > 1 and can_run_beside():
         sliced = queryset.alias(_slice=Mod("pk", parts, output_field=BigIntegerField()))
         # the last slice takes whatever the others do not (MOD of a negative key is negative)
@@ -82,7 +81,7 @@ def _aggregated_columns(
         packed = [_packed(*slices[0])] + [other.result() for other in others]
         columns = [np.concatenate(column) for column in zip(*packed, strict=True)]
     else:
-        columns = _packed(statement, params)
+        columns = _packed(*_packing_statement(queryset, fields, dtype, order_by))
     kind = ">i8" if dtype is np.int64 else ">f8"
     values = [column.view(kind).astype(dtype) for column in columns[: len(fields)]]
     keys = [column.view(">i8") for column in columns[len(fields) :]]
