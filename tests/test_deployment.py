@@ -1,6 +1,7 @@
 """docker-compose.yml names every service and every variable the settings require.
 
-Docker itself does not run here; this checks the file a deployer will use.
+The test suite runs no Docker; this checks the file a deployer will use (bench/compose_web.py
+brings the stack itself up and runs the crowd through it).
 """
 
 from pathlib import Path
@@ -83,3 +84,29 @@ def test_health_endpoint_answers():
     response = Client().get("/healthz")
     assert response.status_code == 200
     assert response.json() == {"database": "ok", "broker": "in-process"}
+
+
+def test_the_benchmarks_stand_ins_cover_every_base_image(compose):
+    # bench/compose/standins builds, from Debian's packages, every public image the stack
+    # starts from, for machines that reach no image registry (bench/compose_web.py)
+    import re
+
+    from bench.compose_web import BASE_IMAGES
+
+    root = COMPOSE.parent
+    pulled = {
+        service["image"] for service in compose["services"].values() if "build" not in service
+    }
+    dockerfiles = [root / "Dockerfile", root / "deploy" / "pgbouncer" / "Dockerfile"]
+    built_from = {
+        re.search(r"^FROM (\S+)", path.read_text(), re.MULTILINE).group(1) for path in dockerfiles
+    }
+    standins = root / "bench" / "compose" / "standins"
+    script = (standins / "build.sh").read_text()
+    covered = {f"{image}" for image in BASE_IMAGES} | {"debian:bookworm-slim"}
+    assert pulled | built_from <= covered
+    for image in BASE_IMAGES:
+        assert f"-t {image} " in script
+    assert "docker import - debian:bookworm-slim" in script
+    override = yaml.safe_load((standins.parent / "bench.override.yml").read_text())
+    assert set(override["services"]) <= set(compose["services"])
