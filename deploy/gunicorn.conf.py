@@ -26,7 +26,14 @@ graceful_timeout = 20
 keepalive = 30  # nginx keeps upstream connections open (its "keepalive 16")
 # Only nginx reaches this port (compose publishes nginx only): trust its forwarding.
 forwarded_allow_ips = "*"
-# A worker that served this many requests is replaced: bounds slow memory growth.
-max_requests = 2000
-max_requests_jitter = 200
+# A worker that served this many requests is replaced: a bound on slow memory growth, set
+# high because a new worker starts cold (Django imported again, every item's rendered
+# payload and the batches' rows read again) and the workers, started together and sharing
+# the load, reach it together. At 2,000 the four workers of a busy 2-core machine (60
+# requests a second each) were replaced every half minute, and the window that saw it
+# carried about half the cycles of the others (bench/compose_web.py). At 50,000 that is
+# a quarter of an hour at such a peak; the process's own caches are bounded
+# (ITEM_PAYLOAD_CACHE_BYTES), so its memory does not grow with the requests it serves.
+max_requests = 50_000
+max_requests_jitter = 5_000
 accesslog = "-"

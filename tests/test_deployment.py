@@ -22,7 +22,7 @@ def compose():
 
 def test_every_service_is_declared(compose):
     assert set(compose["services"]) == {
-        "proxy", "web", "worker", "beat", "db", "redis", "pgbouncer"
+        "proxy", "web", "worker", "beat", "db", "redis", "pgbouncer", "setup"
     }  # fmt: skip
     # PgBouncer only with its profile, in transaction mode, in front of the database
     bouncer = compose["services"]["pgbouncer"]
@@ -66,6 +66,31 @@ def test_app_services_get_the_required_environment(compose, service):
 @pytest.mark.parametrize("service", ["db", "redis", "proxy", "web", "worker"])
 def test_services_have_healthchecks(compose, service):
     assert compose["services"][service]["healthcheck"]["test"]
+
+
+def test_scaled_web_instances_share_no_volume_they_write_at_start(compose):
+    # `--scale web=N` creates the instances at once: two containers filling one new volume
+    # from the image, or running collectstatic into it, at the same time fail. The one-shot
+    # "setup" service migrates and fills the static files' volume before any of them starts.
+    services = compose["services"]
+    static_writers = [
+        name
+        for name, service in services.items()
+        for mount in service.get("volumes", [])
+        if mount.startswith("staticfiles:") and not mount.endswith(":ro")
+    ]
+    assert static_writers == ["setup"]
+    for name in APP_SERVICES:
+        assert services[name]["depends_on"]["setup"] == {
+            "condition": "service_completed_successfully"
+        }
+        assert "migrate" not in str(services[name].get("command"))
+    setup = services["setup"]
+    assert "migrate_serialised" in setup["command"] and "collectstatic" in setup["command"]
+    # migrations go straight to PostgreSQL, which setup waits for, also with PgBouncer
+    assert setup["environment"]["DATABASE_URL"].endswith("@db:5432/judgments")
+    assert setup["environment"]["DATABASE_TRANSACTION_POOLING"] == "0"
+    assert setup["depends_on"] == {"db": {"condition": "service_healthy"}}
 
 
 def test_data_survives_in_volumes(compose):
