@@ -57,26 +57,37 @@ PASSWORD = "judgments"
 @dataclass(frozen=True)
 class Shape:
     """One way to run the web tier: ``web`` containers x gunicorn ``workers`` each, with or
-    without PgBouncer between them and PostgreSQL."""
+    without PgBouncer between them and PostgreSQL, the hot statements prepared or not
+    (``DATABASE_PREPARED_STATEMENTS``, as behind a PgBouncer before 1.21)."""
 
-    pgbouncer: bool
+    route: str  # one of ROUTES
     web: int
     workers: int
+
+    ROUTES = ("direct", "pgbouncer", "pgbouncer-unprepared")
 
     @classmethod
     def parse(cls, text: str) -> Shape:
         route, _, size = text.partition(":")
         web, _, workers = size.partition("x")
-        if route not in ("direct", "pgbouncer") or not web.isdigit() or not workers.isdigit():
-            raise argparse.ArgumentTypeError(f"{text!r}: expected direct:WxK or pgbouncer:WxK")
-        return cls(route == "pgbouncer", int(web), int(workers))
+        if route not in cls.ROUTES or not web.isdigit() or not workers.isdigit():
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: expected ROUTE:WxK, ROUTE one of {', '.join(cls.ROUTES)}"
+            )
+        return cls(route, int(web), int(workers))
+
+    @property
+    def pgbouncer(self) -> bool:
+        return self.route != "direct"
 
     def __str__(self) -> str:
-        return f"{'pgbouncer' if self.pgbouncer else 'direct'}:{self.web}x{self.workers}"
+        return f"{self.route}:{self.web}x{self.workers}"
 
     def environment(self) -> dict[str, str]:
         """What a deployment sets in .env for this shape (docker-compose.yml's comments)."""
         env = {"WEB_CONCURRENCY": str(self.workers)}
+        if self.route == "pgbouncer-unprepared":
+            env["DATABASE_PREPARED_STATEMENTS"] = "0"
         if self.pgbouncer:
             env.update(
                 {
@@ -98,10 +109,9 @@ def compose_command() -> list[str]:
 class Stack:
     """The compose project: its environment, its commands and its containers' processes."""
 
-    def __init__(self, port: int, db_port: int, log):
+    def __init__(self, port: int, db_port: int):
         self.port = port
         self.db_port = db_port
-        self.log = log
         self.base_env = dict(os.environ)
         self.base_env.update(
             {
@@ -115,7 +125,13 @@ class Stack:
                 "CSRF_COOKIE_SECURE": "0",
             }
         )
-        for key in ("COMPOSE_PROFILES", "DATABASE_HOST", "DATABASE_PORT", "WEB_CONCURRENCY"):
+        for key in (
+            "COMPOSE_PROFILES",
+            "DATABASE_HOST",
+            "DATABASE_PORT",
+            "DATABASE_PREPARED_STATEMENTS",
+            "WEB_CONCURRENCY",
+        ):
             self.base_env.pop(key, None)
         self.env = dict(self.base_env)
 
@@ -152,16 +168,20 @@ class Stack:
         return pids
 
     def down(self) -> None:
-        self.use(Shape(True, 1, 1))  # the profile's services too
+        self.use(Shape("pgbouncer", 1, 1))  # the profile's services too
         self.run("down", "-v", "--remove-orphans", check=False)
 
 
 class WebTier:
-    """What ``run_measurement`` needs of a server: where the clients go and its CPU time."""
+    """What ``run_measurement`` needs of a server: where the clients go and the web
+    containers' CPU time. Each time that is read (at the window's start and end) the CPU
+    time of the proxy and PgBouncer is read too (``beside_readings``)."""
 
-    def __init__(self, stack: Stack, services: tuple[str, ...]):
+    def __init__(self, stack: Stack):
         self.stack = stack
-        self.roots = [pid for service in services for pid in stack.pids(service)]
+        self.roots = stack.pids("web")
+        self.beside = stack.pids("proxy") + stack.pids("pgbouncer")
+        self.beside_readings: list[float] = []
 
     def client_url(self, process: int) -> str:
         return f"http://127.0.0.1:{self.stack.port}"
@@ -170,6 +190,7 @@ class WebTier:
         return [procstat.tree_seconds(pid) for pid in self.roots]
 
     def cpu_seconds(self) -> float:
+        self.beside_readings.append(sum(procstat.tree_seconds(pid) for pid in self.beside))
         return sum(self.cpu_by_container())
 
 
@@ -197,17 +218,16 @@ def measure_shape(stack: Stack, shape: Shape, db: Database, env: dict, batch, ar
     log(f"{shape}: up ({' '.join(services)})")
     stack.run("up", "-d", "--scale", f"web={shape.web}", *services)
     wait_until(lambda: answers(f"http://127.0.0.1:{stack.port}/healthz"), "the proxy")
-    web = WebTier(stack, ("web",))
-    around = WebTier(stack, ("proxy", "pgbouncer"))
+    web = WebTier(stack)
     if len(web.roots) != shape.web:
         raise RuntimeError(f"{shape}: {len(web.roots)} web containers are running")
     postmaster = stack.pids("db")[0]
     best = None
+    windows = []  # every window's rate and answers, not only the best one's
     for repeat in range(args.repeat):
         ensure_capacity(db, env, batch, int(args.annotators * 400 * args.duration / 20), log)
         vacuum_analyze(db)  # each window starts from tables in the same state, as bench.crowd
         prefix = f"cw-{int(time.time())}-{repeat}-"
-        around_before = around.cpu_seconds()
         each_before = web.cpu_by_container()
         outcome = run_measurement(
             server=web,
@@ -228,10 +248,12 @@ def measure_shape(stack: Stack, shape: Shape, db: Database, env: dict, batch, ar
         )
         figures = outcome["figures"]
         cycles = figures["cycles_per_s"] * args.duration
+        start, end = web.beside_readings[-2:]  # the window's, as the web's CPU figure
         figures["proxy_and_pgbouncer_cpu_ms_per_cycle"] = round(
-            1000 * (around.cpu_seconds() - around_before) / max(cycles, 1), 2
+            1000 * (end - start) / max(cycles, 1), 2
         )
-        # the proxy spreads the requests over the containers: each one's CPU seconds
+        # the proxy spreads the requests over the containers: each one's CPU seconds over
+        # the whole measurement (entries, warm-up, window)
         figures["web_cpu_s_by_container"] = [
             round(after - before, 2)
             for before, after in zip(each_before, web.cpu_by_container(), strict=True)
@@ -244,9 +266,15 @@ def measure_shape(stack: Stack, shape: Shape, db: Database, env: dict, batch, ar
             f"{shape}: {figures['cycles_per_s']:.1f} cycles/s, "
             f"errors {figures['errors']}, invariants {figures['invariants'].get('ok')}"
         )
+        windows.append(
+            {
+                key: figures[key]
+                for key in ("cycles_per_s", "errors", "statuses", "next", "label", "invariants")
+            }
+        )
         if best is None or figures["cycles_per_s"] > best["cycles_per_s"]:
             best = figures
-    return {"shape": str(shape), **best}
+    return {"shape": str(shape), **best, "windows": windows}
 
 
 def write_results(results: dict, out_dir: Path, name: str) -> None:
@@ -260,10 +288,11 @@ def write_results(results: dict, out_dir: Path, name: str) -> None:
         f"through the proxy (nginx) to the web containers (gunicorn, sync workers), "
         f"PostgreSQL and Redis in their own containers; best of {results['meta']['repeat']} "
         f"windows of {results['meta']['duration']:g} s per shape. *W×K*: W web containers "
-        "of K workers each.",
+        "of K workers each; *pgbouncer-unprepared*: the hot statements not prepared "
+        "(`DATABASE_PREPARED_STATEMENTS=0`, as behind a PgBouncer before 1.21).",
         "",
-        "| shape | cycles/s | next p50/p95/p99 ms | label p50/p95/p99 ms | errors | "
-        "CPU ms/cycle web / PostgreSQL / proxy+PgBouncer / client | web CPU s per container | "
+        "| shape | cycles/s (each window) | next p50/p95/p99 ms | label p50/p95/p99 ms | errors | "
+        "CPU ms/cycle web / PostgreSQL / proxy+PgBouncer / client | web containers' CPU s (each) | "
         "xacts/req | invariants |",
         "|---|---:|---|---|---:|---|---|---:|---|",
     ]
@@ -275,15 +304,27 @@ def write_results(results: dict, out_dir: Path, name: str) -> None:
                 "–" if latency[q] is None else f"{latency[q]:.1f}" for q in ("p50", "p95", "p99")
             )
 
-        verdict = row["invariants"]
+        rates = ", ".join(f"{window['cycles_per_s']:.0f}" for window in row["windows"])
+        broken = [
+            window["invariants"] for window in row["windows"] if not window["invariants"]["ok"]
+        ]
         lines.append(
-            f"| {row['shape']} | {row['cycles_per_s']:.1f} | {spread(row['next'])} | "
+            f"| {row['shape']} | **{row['cycles_per_s']:.1f}** ({rates}) | "
+            f"{spread(row['next'])} | "
             f"{spread(row['label'])} | {row['errors']} | {cpu['server']:.1f} / {cpu['postgres']:.1f}"
             f" / {row['proxy_and_pgbouncer_cpu_ms_per_cycle']:.1f} / {cpu['client']:.1f} | "
             f"{' / '.join(str(s) for s in row['web_cpu_s_by_container'])} | "
             f"{row['postgres']['xacts_per_request']:.2f} | "
-            f"{'ok' if verdict.get('ok') else 'FAILED: ' + json.dumps(verdict)} |"
+            f"{'ok in every window' if not broken else 'FAILED: ' + json.dumps(broken)} |"
         )
+    failed = [
+        f"{row['shape']} window {number}: {json.dumps(window['statuses'])}"
+        for row in results["shapes"]
+        for number, window in enumerate(row["windows"], start=1)
+        if window["errors"]
+    ]
+    if failed:
+        lines += ["", "Answers of the windows with errors: " + "; ".join(failed) + "."]
     meta = results["meta"]
     lines += [
         "",
@@ -293,7 +334,8 @@ def write_results(results: dict, out_dir: Path, name: str) -> None:
         f"{' '.join(str(v) for v in meta['load_before'])}; Docker {meta['docker']}; "
         f"{meta['compose']}.",
         f"- Images: {meta['images']}.",
-        f"- Code: commit `{meta['git'].get('commit', '?')[:12]}`.",
+        f"- Code: commit `{meta['git'].get('commit', '?')[:12]}`, the work tree as it was "
+        f"({meta['git'].get('dirty_files', 0)} files changed from the commit).",
         f"- Batch: absolute, N = 25, {meta['items']} items at the start, "
         f"{meta['past_participants']} past participants.",
         "",
@@ -309,9 +351,16 @@ def parse_args(argv=None) -> argparse.Namespace:
         type=Shape.parse,
         default=[
             Shape.parse(s)
-            for s in ("direct:1x4", "pgbouncer:1x4", "pgbouncer:2x2", "pgbouncer:2x4")
+            for s in (
+                "direct:1x4",
+                "pgbouncer:1x4",
+                "pgbouncer-unprepared:1x4",
+                "pgbouncer:2x2",
+                "pgbouncer:2x4",
+            )
         ],
-        help="web tiers to measure: direct:WxK or pgbouncer:WxK (W containers, K workers)",
+        help="web tiers to measure: ROUTE:WxK, W containers of K workers; ROUTE direct, "
+        "pgbouncer, or pgbouncer-unprepared (DATABASE_PREPARED_STATEMENTS=0)",
     )
     parser.add_argument("--annotators", type=int, default=60)
     parser.add_argument("--duration", type=float, default=20.0)
@@ -364,7 +413,7 @@ def main(argv=None) -> int:
     def log(message: str) -> None:
         print(f"[compose_web {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
-    stack = Stack(args.port, args.db_port, log)
+    stack = Stack(args.port, args.db_port)
     db = Database(f"postgres://judgments:{PASSWORD}@127.0.0.1:{args.db_port}", "judgments")
     tmp = Path(tempfile.mkdtemp(prefix="bench-compose-"))
     results = {
@@ -386,7 +435,7 @@ def main(argv=None) -> int:
     try:
         stack.use(None)
         log("building the web and PgBouncer images")
-        stack.use(Shape(True, 1, 1))
+        stack.use(Shape("pgbouncer", 1, 1))
         stack.run("build", "web", "pgbouncer")
         stack.use(None)
         log("db and redis up")
@@ -411,7 +460,8 @@ def main(argv=None) -> int:
         if not args.keep:
             stack.down()
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0 if all(row["invariants"].get("ok") for row in results["shapes"]) else 1
+    every_window = [window for row in results["shapes"] for window in row["windows"]]
+    return 0 if all(window["invariants"]["ok"] for window in every_window) else 1
 
 
 if __name__ == "__main__":

@@ -7,8 +7,10 @@ so nothing session-level may be used on it: with ``DATABASE_TRANSACTION_POOLING=
 hot statements are not prepared (PgBouncer before 1.21 would lose them: "prepared
 statement does not exist"), Django's server-side cursors are off, and the long export's
 COPY, which holds a connection while it streams, goes to ``DATABASE_DIRECT_URL`` on a
-connection of its own. Debian's PgBouncer (1.18) in
-front of the fault stack's PostgreSQL, with two gunicorn processes behind it.
+connection of its own. Debian 12's PgBouncer (1.18) in
+front of the fault stack's PostgreSQL, with two gunicorn processes behind it. (The compose
+profile's PgBouncer, Debian 13's 1.24, carries prepared statements, and docker-compose.yml
+keeps them on: that route is run by bench/compose_web.py, which checks the same guarantees.)
 """
 
 import csv
