@@ -457,4 +457,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {
+        # matplotlib's PDF writer subsets each font through fontTools, which tells every
+        # step at INFO: about 1,200 lines in a worker's log for one analysis's figures
+        "fontTools": {"level": "WARNING"},
+    },
 }

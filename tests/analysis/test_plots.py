@@ -3,6 +3,7 @@ each agreement measure on its own scale, no label over a point, captions that de
 eager images, and every figure downloadable as SVG and PDF."""
 
 import io
+import logging
 import re
 import zipfile
 
@@ -244,6 +245,15 @@ def test_figure_files_are_svg_and_pdf_and_reproducible():
     assert drawing.file("pdf") == pdf and drawing.file("svg") == svg
     with pytest.raises(ValueError):
         drawing.file("png")
+
+
+def test_a_pdf_figure_leaves_the_log_quiet(caplog):
+    # the worker logs at INFO: the font subsetting of each PDF must not fill it
+    caplog.set_level(logging.INFO)
+    every_drawing()["agreement"].file("pdf")
+    assert [
+        record.getMessage() for record in caplog.records if record.levelno < logging.WARNING
+    ] == []
 
 
 # --------------------------------------------------------------------------- page
