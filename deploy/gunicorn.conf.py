@@ -23,7 +23,7 @@ limit_request_line = 0
 limit_request_field_size = 8190
 limit_request_fields = 32768
 graceful_timeout = 20
-keepalive = 30  # nginx keeps upstream connections open (its "keepalive 16")
+# (No keepalive: a sync worker closes each connection after its answer, whatever it says.)
 # Only nginx reaches this port (compose publishes nginx only): trust its forwarding.
 forwarded_allow_ips = "*"
 # A worker that served this many requests is replaced: a bound on slow memory growth, set

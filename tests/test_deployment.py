@@ -4,6 +4,7 @@ The test suite runs no Docker; this checks the file a deployer will use (bench/c
 brings the stack itself up and runs the crowd through it).
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -45,11 +46,33 @@ def test_only_the_proxy_is_published(compose):
 
 
 def test_nginx_body_cap_sits_just_above_the_upload_cap(settings):
-    import re
-
     config = (COMPOSE.parent / "deploy" / "nginx" / "nginx.conf").read_text()
     megabytes = int(re.search(r"client_max_body_size (\d+)m;", config).group(1))
     assert settings.UPLOAD_MAX_BYTES < megabytes * 1024 * 1024 <= 2 * settings.UPLOAD_MAX_BYTES
+
+
+def test_the_proxy_looks_the_app_up_by_name_while_it_runs():
+    # `docker compose up` after an upgrade recreates the web containers with new addresses,
+    # and --scale adds some: nginx resolves a name in an upstream block once, at start
+    # (then answered 502 until restarted); through a variable it asks Docker's DNS again
+    config = (COMPOSE.parent / "deploy" / "nginx" / "nginx.conf").read_text()
+    directives = "\n".join(line.split("#")[0] for line in config.splitlines())
+    assert re.search(r"^\s*resolver 127\.0\.0\.11 valid=\d+s", directives, re.MULTILINE)
+    assert not re.search(r"^\s*upstream ", directives, re.MULTILINE)
+    variable = re.search(r"set \$(\w+) http://web:8000;", directives)
+    assert variable and f"proxy_pass ${variable.group(1)};" in directives
+
+
+def test_a_pg_isready_healthcheck_has_a_client_to_run_it(compose):
+    # Debian's pg_isready is a wrapper that fails without a postgresql-client package
+    for name, service in compose["services"].items():
+        if "pg_isready" not in str(service.get("healthcheck", {}).get("test", "")):
+            continue
+        if "build" not in service:
+            assert service["image"].startswith("postgres:"), name
+            continue
+        dockerfile = (COMPOSE.parent / service["build"] / "Dockerfile").read_text()
+        assert "postgresql-client" in dockerfile, name
 
 
 @pytest.mark.parametrize("service", APP_SERVICES)

@@ -261,7 +261,7 @@ def nginx_config(upstream_port: int, static_root: Path, folder: Path) -> tuple[P
     port = free_port()
     text = (REPO / "deploy" / "nginx" / "nginx.conf").read_text()
     replacements = [
-        (r"server web:8000;", f"server 127.0.0.1:{upstream_port};"),
+        (r"set $app http://web:8000;", f"set $app http://127.0.0.1:{upstream_port};"),
         (r"listen 8080;", f"listen 127.0.0.1:{port};"),
         (r"alias /app/staticfiles/;", f"alias {static_root}/;"),
         (r"alias /usr/share/nginx/errors/;", f"alias {REPO / 'deploy' / 'nginx' / 'errors'}/;"),
