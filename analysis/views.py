@@ -43,6 +43,8 @@ from analysis.services.analyses import (
     DEFAULT_RESAMPLES,
     MAX_RESAMPLES,
     latest_report,
+    ratings_analysis_applies,
+    require_ratings_kind,
     validate_settings,
 )
 from analysis.services.analyses import (
@@ -120,6 +122,7 @@ def report_page(request: HttpRequest, slug: str) -> HttpResponse:
             batch, ANALYSIS_JOB_KIND, latest_report(batch), RunAnalysisForm, run_defaults
         ),
         "run_url": reverse("manage-report-run", args=[batch.slug]),
+        "ratings_apply": ratings_analysis_applies(batch),
         **abilities(request.user),
     }
     job, report = context["job"], context["report"]
@@ -184,6 +187,7 @@ def run_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     batch = get_object_or_404(Batch, slug=slug)
 
     def params(data: dict) -> dict:
+        require_ratings_kind(batch)
         bootstrap, seed = validate_settings(data["bootstrap"], data["seed"])
         return {"bootstrap": bootstrap, "seed": seed}
 

@@ -13,6 +13,7 @@ from analysis.services.analyses import (
     DEFAULT_RESAMPLES,
     JOB_KIND,
     latest_report,
+    require_ratings_kind,
     validate_group_by,
     validate_settings,
 )
@@ -64,6 +65,7 @@ class StartAnalysisView(APIView):
         batch = get_object_or_404(Batch, slug=slug)
 
         def params(bootstrap, seed, group_by) -> dict:
+            require_ratings_kind(batch)
             bootstrap, seed = validate_settings(bootstrap, seed)
             return {
                 "bootstrap": bootstrap,

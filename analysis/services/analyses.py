@@ -43,8 +43,7 @@ def analyse_batch(
     ``group_by`` names the questionnaire's choice question whose answers split the
     annotators into groups (default: its first choice question).
     """
-    if "ratings" not in batch.task_kind.analyses:
-        raise InvalidInput("batch", f"the ratings analysis does not apply to {batch.kind} batches")
+    require_ratings_kind(batch)
     n_resamples, seed = validate_settings(n_resamples, seed)
     group_by = validate_group_by(batch, group_by)
     arrays, sources = load_batch_and_scores(batch)
@@ -64,6 +63,19 @@ def analyse_batch(
     if bundles is not None:  # a batch without bundles keeps its report as it was
         report["bundles"] = bundles
     return report
+
+
+def ratings_analysis_applies(batch: Batch) -> bool:
+    """Whether the batch's kind has this analysis (``TaskKind.analyses``): short answers
+    and similarity judgments are analysed by the study types that take such a batch as
+    their human batch (the One-Word Census, Genie)."""
+    return "ratings" in batch.task_kind.analyses
+
+
+def require_ratings_kind(batch: Batch) -> None:
+    """Refuse, before any job starts, an analysis of a batch whose kind has none."""
+    if not ratings_analysis_applies(batch):
+        raise InvalidInput("batch", f"the ratings analysis does not apply to {batch.kind} batches")
 
 
 def validate_group_by(batch: Batch, group_by) -> str | None:
