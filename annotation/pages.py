@@ -19,6 +19,7 @@ from annotation.models import Batch, BatchState
 from annotation.rendering import render_markdown
 from annotation.selectors import CategoryFilter
 from annotation.services import batches as batch_services
+from annotation.services.exports import lewidi
 from annotation.services.import_jobs import newest_background_import
 from core.extensions import NavLink, Tab, register_nav, register_tab
 
@@ -118,7 +119,10 @@ def _export_links(batch: Batch, categories: CategoryFilter) -> dict:
             for layout, extra, name, description in EXPORT_LAYOUTS
         ],
         "card": f"{base}?{urlencode({'layout': 'card', **only})}",
-        "lewidi": f"{base}?{urlencode({'layout': 'lewidi', **only})}",
+        # only for kinds with a fixed label set (the layout's soft labels need one)
+        "lewidi": f"{base}?{urlencode({'layout': 'lewidi', **only})}"
+        if lewidi.applies(batch)
+        else None,
         "job_url": reverse("api-export-jobs", args=[batch.slug]) + categories.query_string(),
     }
 

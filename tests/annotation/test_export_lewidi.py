@@ -99,3 +99,11 @@ def test_the_command_refuses_another_format_for_lewidi(tmp_path):
         call_command(
             "export_labels", batch.slug, "--layout", "lewidi", "-o", str(tmp_path / "x.csv")
         )
+
+
+@pytest.mark.parametrize("kind", ["short_text"])
+def test_kinds_the_layout_cannot_write_get_no_link_on_the_page(kind):
+    # the link only answered 400 (no fixed label set): a download that "fails" in the browser
+    batch = make_batch(kind=kind, n_items=1)
+    page = staff_client("admin").get(f"/manage/{batch.slug}/").content.decode()
+    assert 'data-export="card"' in page and 'data-export="lewidi"' not in page

@@ -28,13 +28,17 @@ from annotation.selectors import NO_FILTER, CategoryFilter, batch_items, batch_l
 from core.errors import InvalidInput
 
 
+def applies(batch: Batch) -> bool:
+    """Whether the batch's kind can be written in this layout: it has a fixed label set."""
+    return bool(getattr(batch.task_kind, "label_set", None))
+
+
 def _label_set(batch: Batch) -> list[int]:
-    labels = getattr(batch.task_kind, "label_set", None)
-    if not labels:
+    if not applies(batch):
         raise InvalidInput(
             "layout", f"the lewidi layout needs a kind with a fixed label set, not {batch.kind}"
         )
-    return list(labels)
+    return list(batch.task_kind.label_set)
 
 
 def lewidi_document(batch: Batch, categories: CategoryFilter = NO_FILTER) -> dict:
