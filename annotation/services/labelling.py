@@ -1,5 +1,6 @@
 """Accepting a label for an assignment: counted, surplus or excluded, never lost."""
 
+import math
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -443,6 +444,7 @@ def _validate_duration(duration_ms) -> int | None:
         return None
     if isinstance(duration_ms, bool) or not isinstance(duration_ms, int | float):
         raise InvalidInput("duration_ms", f"must be a non-negative integer, got {duration_ms!r}")
-    if duration_ms < 0 or duration_ms != duration_ms:
+    # a whole number of milliseconds (1500.0 is one; 2.5, NaN and 1e309 = inf are not)
+    if duration_ms < 0 or not math.isfinite(duration_ms) or duration_ms != int(duration_ms):
         raise InvalidInput("duration_ms", f"must be a non-negative integer, got {duration_ms!r}")
     return int(min(duration_ms, MAX_DURATION_MS))

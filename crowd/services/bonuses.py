@@ -5,9 +5,10 @@ What each participant earns:
 * ``per_item`` AMOUNT — AMOUNT for each of their counted or surplus labels (labels of
   regular items that were not excluded; checks and repeats earn nothing);
 * ``top_up_hourly`` RATE — enough for their pay to reach RATE per hour of **active
-  time**: the sum of ``duration_ms`` of all their labels in the batch (every label,
-  checks and repeats included; time between items, reading the instructions and the
-  consent are not measured and not counted). Owed = RATE × active hours − the batch's
+  time** (``crowd.services.active_time``: the time the page measured on each of their
+  labels in the batch, checks and repeats included, each at most as long as its lease
+  existed; time between items, reading the instructions and the consent are not
+  measured and not counted). Owed = RATE × active hours − the batch's
   ``reward_per_participant`` − every bonus already paid to them in the batch.
 
 Only participants whose submission the platform shows as taking part (Prolific:
@@ -21,13 +22,14 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.db import transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q
 
 from annotation.models import Batch, Label, LabelStatus, Participation
 from core import audit
 from core.audit import Actor
 from core.errors import Conflict, InvalidInput
 from crowd.models import BonusLine, BonusRun, Platform, PlatformSubmission
+from crowd.services.active_time import active_ms_by_annotator
 from crowd.services.ledger import set_state
 
 CENT = Decimal("0.01")
@@ -73,17 +75,15 @@ def compute(batch: Batch, platform: str, basis: str, rate: Decimal) -> list[Bonu
         row["annotator_id"]: row
         for row in Label.objects.filter(batch=batch)
         .values("annotator_id")
-        .annotate(
-            paid=Count("pk", filter=Q(status__in=[LabelStatus.COUNTED, LabelStatus.SURPLUS])),
-            active=Sum("duration_ms"),
-        )
+        .annotate(paid=Count("pk", filter=Q(status__in=[LabelStatus.COUNTED, LabelStatus.SURPLUS])))
     }
+    active = active_ms_by_annotator(batch)
     paid_so_far = _paid_so_far(batch, platform)
     rows = []
     for participation in sorted(participations, key=lambda p: p.annotator.platform_id):
         pid = participation.annotator.platform_id
-        figure = figures.get(participation.annotator_id, {"paid": 0, "active": 0})
-        active_ms = int(figure["active"] or 0)
+        figure = figures.get(participation.annotator_id, {"paid": 0})
+        active_ms = active.get(participation.annotator_id, 0)
         if basis == BonusRun.Basis.PER_ITEM:
             earned = rate * figure["paid"]
             already = paid_so_far.get((pid, BonusRun.Basis.PER_ITEM), Decimal(0))

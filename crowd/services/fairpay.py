@@ -1,7 +1,7 @@
 """Fair pay: the effective hourly pay of a batch's reward, from measured active time.
 
-Active time of a participant = the sum of ``duration_ms`` of their labels in the batch
-(the same measure as the hourly top-up bonus). The figure that matters is the **median**
+Active time of a participant: ``crowd.services.active_time`` (the same measure as the
+hourly top-up bonus). The figure that matters is the **median**
 over participants with at least one timed label — Prolific judges a study's reward per
 hour by the median completion time too. Effective hourly pay = reward_per_participant ÷
 median active hours. It is compared with Prolific's rates for GBP and USD (researcher
@@ -14,9 +14,8 @@ import statistics
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import Sum
-
-from annotation.models import Batch, Label
+from annotation.models import Batch
+from crowd.services.active_time import active_ms_by_annotator
 
 PROLIFIC_RATES = {
     # currency: (minimum, recommended) per hour
@@ -39,13 +38,7 @@ class FairPay:
 
 
 def fair_pay(batch: Batch) -> FairPay:
-    totals = [
-        row["active"]
-        for row in Label.objects.filter(batch=batch, duration_ms__isnull=False)
-        .values("annotator_id")
-        .annotate(active=Sum("duration_ms"))
-        if row["active"]
-    ]
+    totals = list(active_ms_by_annotator(batch).values())
     median = statistics.median(totals) / 1000 if totals else None
     reward, currency = batch.reward_per_participant, (batch.reward_currency or "").upper()
     minimum, recommended = PROLIFIC_RATES.get(currency, (None, None))

@@ -269,3 +269,28 @@ def test_the_rating_calls_take_json_and_answer_json_whatever_is_asked():
     )
     assert answered.status_code == 201
     assert answered.json() == {"status": "counted"}
+
+
+def test_duration_ms_is_a_whole_non_negative_number_of_milliseconds():
+    batch = make_batch(n_items=1, per_item=1)
+    client = enter(batch, worker="timer")
+    token = client.cookies["csrftoken"].value
+    assignment = next_item(client, batch).json()["assignment"]
+
+    def send(raw_duration: str):
+        return client.post(
+            f"/api/v1/assignments/{assignment}/label",
+            data='{"value": 3, "duration_ms": ' + raw_duration + "}",
+            content_type="application/json",
+            HTTP_X_CSRFTOKEN=token,
+        )
+
+    # 1e309 is valid JSON that parses as infinity; each is refused alike, naming the field
+    for raw in ("2.5", "1e309", "-5", '"x"', "true"):
+        refused = send(raw)
+        assert (refused.status_code, refused.json().get("field")) == (400, "duration_ms"), raw
+    for not_json in ("NaN", "Infinity"):  # refused by the parser
+        assert send(not_json).status_code == 400
+    assert not Label.objects.filter(batch=batch).exists()
+    assert send("1500.0").status_code == 201  # a whole number written as a float
+    assert Label.objects.get(batch=batch).duration_ms == 1500

@@ -1,5 +1,7 @@
 """Batches run as Prolific studies, and participants working through them."""
 
+from datetime import timedelta
+
 from annotation.services.annotators import identify_annotator, join_batch
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
@@ -27,13 +29,15 @@ def prolific_participant(batch, fake, pid: str, status="ACTIVE"):
 
 
 def label_items(batch, participation, count: int, *, value=3, duration_ms=60_000):
-    """``count`` labels (fewer if the batch runs out); returns how many were made."""
+    """``count`` labels (fewer if the batch runs out), each sent ``duration_ms`` after its
+    lease was taken (active time counts no more than that); returns how many were made."""
     made = 0
     for _ in range(count):
         outcome = lease_next_item(batch, participation)
         if outcome.assignment is None:
             break
-        submit_label(participation.annotator, outcome.assignment.pk, value, duration_ms)
+        sent = outcome.assignment.leased_at + timedelta(milliseconds=duration_ms)
+        submit_label(participation.annotator, outcome.assignment.pk, value, duration_ms, sent)
         made += 1
     return made
 
