@@ -116,6 +116,8 @@ class NextItemView(WorkerAPIView):
             "total_items": selectors.regular_item_count(batch),
         }
         if outcome.assignment is None:
+            if outcome.reason == NoWorkReason.QUOTA:  # all this participant may do: done
+                progress["quota"] = min(outcome.done, outcome.quota or outcome.done)
             body = {
                 "assignment": None,
                 "reason": outcome.reason,
@@ -149,6 +151,10 @@ class NextItemView(WorkerAPIView):
         in_bundle = bundle_progress(assignment)
         if in_bundle is not None:
             body["bundle"] = dataclasses.asdict(in_bundle)
+            if progress["quota"] is None and batch.bundles_per_participant == 1:
+                # one bundle each: the participant's whole task is this bundle's items
+                before = outcome.done - (in_bundle.position - 1)
+                progress["quota"] = before + in_bundle.size
         return Response(body)
 
 

@@ -82,6 +82,30 @@ def test_the_worker_api_says_where_in_the_bundle_the_item_is():
     assert {size for _, size, _ in seen} == {4} and len({query for *_, query in seen}) == 1
 
 
+def test_with_one_bundle_each_the_progress_counts_the_bundle_not_the_batch():
+    # 4 of 4 done at the end, not 4 of the batch's 12 items
+    batch = bundled_batch("api-progress", n_queries=3, per_query=4, per_item=1,
+                          bundles_per_participant=1)  # fmt: skip
+    client = Client()
+    client.get(f"/work/{batch.slug}/", {"worker": "progress"})
+    csrf = client.cookies["csrftoken"].value
+    shown = []
+    while (body := client.post(f"/api/v1/work/{batch.slug}/next", HTTP_X_CSRFTOKEN=csrf).json())[
+        "assignment"
+    ]:
+        shown.append((body["progress"]["done"], body["progress"]["quota"]))
+        client.post(
+            f"/api/v1/assignments/{body['assignment']}/label",
+            {"value": 4},
+            content_type="application/json",
+            HTTP_X_CSRFTOKEN=csrf,
+        )
+    assert shown == [(0, 4), (1, 4), (2, 4), (3, 4)]
+    assert body["reason"] == "quota_reached"
+    assert (body["progress"]["done"], body["progress"]["quota"]) == (4, 4)
+    assert body["progress"]["total_items"] == 12
+
+
 def test_two_participants_never_split_the_last_slots_of_a_bundle():
     """N = 1: the first takes the whole bundle; the second gets another bundle, not a
     share of the first one's, and is told to wait once every bundle is held."""
