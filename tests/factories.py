@@ -28,8 +28,7 @@ def make_batch(
         kind=kind,
         title=f"Test batch {number}",
         annotations_per_item=per_item,
-        instructions="Rate **carefully**.",
-        **settings,
+        **{"instructions": "Rate **carefully**.", **settings},
     )
     query = Query.objects.create(query_id=f"q-{number}", text=f"Question {number}?")
     items = []

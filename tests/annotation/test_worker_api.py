@@ -294,3 +294,16 @@ def test_duration_ms_is_a_whole_non_negative_number_of_milliseconds():
     assert not Label.objects.filter(batch=batch).exists()
     assert send("1500.0").status_code == 201  # a whole number written as a float
     assert Label.objects.get(batch=batch).duration_ms == 1500
+
+
+@pytest.mark.parametrize("instructions", ["Rate **carefully**.", ""])
+def test_the_instructions_are_shown_only_when_the_batch_has_some(instructions):
+    batch = make_batch(n_items=1, instructions=instructions)
+    client = Client()
+    entry = client.get(f"/work/{batch.slug}/", {"worker": "reader"}).content.decode()
+    client.post(f"/work/{batch.slug}/consent")
+    task = client.get(f"/work/{batch.slug}/task").content.decode()
+    for page in (entry, task):
+        assert ('id="instructions-text"' in page) == bool(instructions)
+        assert ("carefully" in page) == bool(instructions)
+    assert ("<h2>Instructions</h2>" in entry) == bool(instructions)
