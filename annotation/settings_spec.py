@@ -426,8 +426,10 @@ def design_summary(batch) -> list[tuple[str, str]]:
             shown = f"{len(value)} question{'s' if len(value) != 1 else ''}"
         elif setting.shape == "choice":
             shown = dict(setting.choices).get(value, str(value))
-        elif setting.shape == "platforms":
+        elif setting.shape in ("platforms", "languages"):
             shown = ", ".join(dict(setting.choices).get(name, name) for name in value)
+        elif setting.shape == "translations":  # the languages it translates into
+            shown = ", ".join(dict(LANGUAGE_CHOICES).get(code, code) for code in sorted(value))
         elif setting.shape == "flag":
             shown = "yes"
         else:

@@ -31,9 +31,9 @@ class RunCensusForm(forms.Form):
     bootstrap = bootstrap_field(
         analyses.MAX_DRAWS,
         analyses.DEFAULT_DRAWS,
-        "For the 90 % intervals of surprisal (docs/CENSUS.md: 2,000).",
+        "Resamples for the 90 % intervals of surprisal; the published figures use 2,000.",
     )
-    seed = seed_field(analyses.DEFAULT_SEED, "docs/CENSUS.md: 7.")
+    seed = seed_field(analyses.DEFAULT_SEED, "The published figures use 7.")
     human_batch = human_batch_field(
         analyses.HUMAN_ANALYSIS,
         f"A {kinds_reading_text(analyses.HUMAN_ANALYSIS)} batch whose answers give people's norms.",

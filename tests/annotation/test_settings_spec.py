@@ -154,3 +154,18 @@ def test_the_edit_page_saves_a_declared_setting_and_an_empty_field_restores_its_
     assert (
         batch.wait_for_release_seconds == settings_spec.BY_NAME["wait_for_release_seconds"].default
     )
+
+
+def test_the_study_design_list_names_languages_not_a_python_list():
+    from annotation.settings_spec import design_summary
+
+    batch = make_batch(
+        n_items=1,
+        languages=["en", "ja", "ar"],
+        translations={"ja": {"instructions": "丁寧に評価してください。"}},
+    )
+    rows = dict(design_summary(batch))
+    names = dict(settings_spec.LANGUAGE_CHOICES)  # each language in its own name
+    assert rows["Languages offered"] == f"English (en), {names['ja']}, {names['ar']}"
+    assert rows["Translations of the batch's texts"] == names["ja"] == "日本語 (ja)"
+    assert "[" not in "".join(rows.values()) and "{" not in "".join(rows.values())

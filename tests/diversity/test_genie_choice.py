@@ -154,7 +154,7 @@ def test_the_page_shows_the_chosen_difference(methods_set):
     unknown = page.get(
         "/manage/genie/methods/", {"source": "llm", "first": "model:x", "second": "model:gpt-4o"}
     )
-    assert unknown.status_code == 400 and 'id="id_first-errors"' in unknown.content.decode()
+    assert unknown.status_code == 400 and 'id="id_first_error"' in unknown.content.decode()
 
 
 def test_chosen_comparison_refuses_groups_it_does_not_have():
