@@ -21,6 +21,11 @@ from core.tabular import Problems
 
 REQUIRED = ("source", "kind")  # and score or score_distribution
 DISTRIBUTION = "score_distribution"
+# Scores further from 0 than this are refused: the analysis squares and sums them (Pearson's
+# r, standardising), and at about 1e154 a square overflows to infinity — the statistics of
+# the whole source then come out undefined, or the job fails. No real score (a reward, a
+# log-probability, a perplexity) comes near it.
+MAX_SCORE_MAGNITUDE = 1e100
 DISTRIBUTION_TOLERANCE = 1e-6
 # A response's distribution is over the labels of the kind that rates single responses
 # (a response keeps its scores across batches, so no batch's kind can say which labels).
@@ -314,6 +319,14 @@ class RowValidator:
                 number = math.inf
         if not math.isfinite(number):
             self.problems.add(line, "score", f"must be a finite number, not {shown(number)}")
+            return None
+        if abs(number) > MAX_SCORE_MAGNITUDE:
+            self.problems.add(
+                line,
+                "score",
+                f"{number:g} is beyond ±{MAX_SCORE_MAGNITUDE:g}, too large to analyse "
+                "(rescale the source, e.g. log-perplexity for perplexity)",
+            )
             return None
         return number
 

@@ -242,6 +242,25 @@ def test_non_numeric_and_non_finite_scores(tmp_path, absolute):
     ]
 
 
+def test_scores_too_large_to_analyse_are_refused(tmp_path, absolute):
+    # finite, but their squares overflow: the source's statistics would be undefined
+    r0, r1, r2 = (rid(absolute, index) for index in range(3))
+    path = write_jsonl(
+        tmp_path / "huge.jsonl",
+        [
+            row(response_id=r0, score=1e100),  # the largest taken
+            row(response_id=r1, score=-1e308),
+            row(response_id=r2, score=10**200),  # an integer
+        ],
+    )
+    assert rejected(path, filename="huge.jsonl") == [
+        "huge.jsonl:2: score: -1e+308 is beyond ±1e+100, too large to analyse (rescale the "
+        "source, e.g. log-perplexity for perplexity)",
+        "huge.jsonl:3: score: 1e+200 is beyond ±1e+100, too large to analyse (rescale the "
+        "source, e.g. log-perplexity for perplexity)",
+    ]
+
+
 def test_non_numeric_and_non_finite_scores_csv(tmp_path, absolute):
     r0, r1 = rid(absolute, 0), rid(absolute, 1)
     path = write_csv(
