@@ -5,6 +5,7 @@ Reading needs the researcher role, changing the admin role (``annotation.access`
 """
 
 import dataclasses
+from collections.abc import Mapping
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404
@@ -79,6 +80,33 @@ class BatchSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["state", "created_at", "published_at", "closed_at"]
         extra_kwargs = {"slug": {"validators": []}}
+
+    def to_internal_value(self, data):
+        # A key this API does not take is refused, naming it, rather than dropped: a
+        # misspelt setting, or a state change sent here, would answer 200 and change
+        # nothing. A read-only field sent back as it is (a batch read, edited and sent
+        # whole) passes, as does "draft" for a new batch (which is one).
+        if isinstance(data, Mapping):
+            shown = self.to_representation(self.instance) if self.instance is not None else {}
+            for key, value in data.items():
+                if key not in self.fields:
+                    raise InvalidInput(
+                        key, "is not a batch setting (GET a batch for the fields it has)"
+                    )
+                if key not in self.Meta.read_only_fields or value == shown.get(key, _UNSET):
+                    continue
+                if key == "state" and self.instance is None and value == BatchState.DRAFT:
+                    continue
+                raise InvalidInput(
+                    key,
+                    "is changed with POST /api/v1/batches/<slug>/state"
+                    if key == "state"
+                    else "is set by the platform",
+                )
+        return super().to_internal_value(data)
+
+
+_UNSET = object()
 
 
 class StateChange(serializers.Serializer):

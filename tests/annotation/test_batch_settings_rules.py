@@ -76,3 +76,57 @@ def test_the_api_refuses_it_too():
         content_type="application/json",
     )
     assert response.status_code == 400 and response.json()["field"] == "scale_labels.7"
+
+
+def test_the_api_refuses_what_it_would_otherwise_drop():
+    # a misspelt setting, or a state change sent to the settings, answered 200 and did
+    # nothing; now 400 naming the key, and nothing changes
+    batch = make_batch(n_items=1, live=False)
+    client = token_client("admin")
+    url = f"/api/v1/batches/{batch.slug}/"
+
+    def patch(body):
+        return client.patch(url, body, content_type="application/json")
+
+    for body, field, words in [
+        ({"bogus": 1}, "bogus", "is not a batch setting"),
+        ({"annotations_per_itme": 5}, "annotations_per_itme", "is not a batch setting"),
+        ({"state": "live"}, "state", "POST /api/v1/batches/<slug>/state"),
+        ({"created_at": "2020-01-01T00:00:00Z"}, "created_at", "is set by the platform"),
+    ]:
+        answer = patch(body)
+        assert answer.status_code == 400, body
+        assert answer.json()["field"] == field and words in answer.json()["detail"]
+    batch.refresh_from_db()
+    assert batch.state == "draft"
+    whole = client.get(url).json()  # read, change one setting, send it all back: fine
+    assert patch({**whole, "title": "Renamed"}).status_code == 200
+    created = client.post(
+        "/api/v1/batches/",
+        {"slug": "starts-live", "kind": "absolute", "title": "x", "state": "live"},
+        content_type="application/json",
+    )
+    assert created.status_code == 400 and created.json()["field"] == "state"
+    assert not Batch.objects.filter(slug="starts-live").exists()
+    as_a_draft = {"slug": "a-draft", "kind": "absolute", "title": "x", "state": "draft"}
+    assert (
+        client.post("/api/v1/batches/", as_a_draft, content_type="application/json").status_code
+        == 201
+    )
+
+
+def test_serializer_errors_come_in_the_shape_of_every_api_error():
+    client = token_client("admin")
+    answer = client.post(
+        "/api/v1/batches/",
+        {"slug": "shape", "kind": "absolute", "title": "", "annotations_per_item": "many"},
+        content_type="application/json",
+    )
+    body = answer.json()
+    assert answer.status_code == 400
+    assert body["field"] in ("title", "annotations_per_item")
+    assert body["detail"].startswith(body["field"] + ": ")
+    assert {problem.split(":")[0] for problem in body["problems"]} == {
+        "title",
+        "annotations_per_item",
+    }
