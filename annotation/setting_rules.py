@@ -124,11 +124,17 @@ def reward(field: str, value) -> None:
     try:
         amount = Decimal(str(value))
     except InvalidOperation as wrong:
-        raise InvalidInput(field, f"must be an amount such as 2.50, got {value!r}") from wrong
+        raise InvalidInput(field, f"must be an amount such as 2.50, got {_shown(value)}") from wrong
     if not amount.is_finite() or amount < 0 or amount > MAX_REWARD:
-        raise InvalidInput(field, f"must be an amount from 0 to {MAX_REWARD}, got {value!r}")
+        raise InvalidInput(field, f"must be an amount from 0 to {MAX_REWARD}, got {_shown(value)}")
     if amount != amount.quantize(Decimal("0.01")):
-        raise InvalidInput(field, f"has more than two decimal places: {value!r}")
+        raise InvalidInput(field, f"has more than two decimal places: {_shown(value)}")
+
+
+def _shown(value) -> str:
+    """An amount as the user wrote it (a Decimal the API parsed reads 2.50, not
+    Decimal('2.50'))."""
+    return str(value) if isinstance(value, Decimal) else repr(value)
 
 
 def language_codes() -> list[str]:

@@ -47,6 +47,7 @@ from annotation.services.import_jobs import start_import_job
 from annotation.services.importing import import_items
 from annotation.services.invitations import invitation_table, new_invitations
 from annotation.setting_rules import MAX_COMMENT_CHARS
+from annotation.settings_spec import PLATFORM_CHOICES
 from core import csv_files
 from core.access import staff_page
 from core.audit import Actor, event_payload, history, record
@@ -370,6 +371,13 @@ def batch_invitations(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "annotation/staff/invitations.html",
-        {"batch": batch, "problem": problem, **access.abilities(request.user)},
+        {
+            "batch": batch,
+            "problem": problem,
+            "accepted_platforms": " and ".join(
+                dict(PLATFORM_CHOICES).get(name, name) for name in batch.accept_platforms
+            ),
+            **access.abilities(request.user),
+        },
         status=400 if problem else 200,
     )

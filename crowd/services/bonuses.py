@@ -54,7 +54,7 @@ class BonusRow:
 
 def compute(batch: Batch, platform: str, basis: str, rate: Decimal) -> list[BonusRow]:
     """Every eligible participant's bonus row (owed may be zero)."""
-    rate = _amount("rate", rate)
+    rate = _amount(str(basis), rate)  # the parameter is named by its basis
     if basis == BonusRun.Basis.TOP_UP_HOURLY and batch.reward_per_participant is None:
         raise InvalidInput(
             "reward_per_participant", "is needed for a top-up: set it on the batch first"

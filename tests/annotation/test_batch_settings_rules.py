@@ -130,3 +130,13 @@ def test_serializer_errors_come_in_the_shape_of_every_api_error():
         "title",
         "annotations_per_item",
     }
+
+
+def test_an_amount_is_quoted_as_written():
+    answer = token_client("admin").post(
+        "/api/v1/batches/",
+        {"slug": "paid", "kind": "absolute", "title": "x", "reward_per_participant": "-2.50"},
+        content_type="application/json",
+    )
+    assert answer.status_code == 400 and answer.json()["field"] == "reward_per_participant"
+    assert "got -2.50" in answer.json()["detail"] and "Decimal" not in answer.json()["detail"]

@@ -130,3 +130,23 @@ def test_a_browser_that_was_taken_over_stops_and_its_late_answer_never_counts():
     answer = label(second, taken["assignment"], 3)
     assert answer.status_code == 201 and answer.json()["status"] == "counted"
     assert Label.objects.filter(batch=batch, status="counted").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("design", "said", "not_said"),
+    [
+        ({}, "unless you name their platform", "are unaffected"),
+        ({"invitations_required": True}, "and Prolific and MTurk links are refused", "unaffected"),
+        (
+            {"invitations_required": True, "accept_platforms": ["mturk"]},
+            "only</strong> such links and MTurk links: plain",
+            "Prolific and MTurk links are refused",
+        ),
+    ],
+)
+def test_the_invitations_page_says_which_links_the_batch_refuses(design, said, not_said):
+    from tests.staff import staff_client
+
+    batch = make_batch(n_items=1, live=False, **design)
+    page = staff_client("admin").get(f"/manage/{batch.slug}/invitations").content.decode()
+    assert said in page and not_said not in page

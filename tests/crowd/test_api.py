@@ -49,6 +49,9 @@ def test_bonus_preview_then_payment_once(prolific):
     assert again["run"] is None
     assert prolific.paid_per_participant() == {"p1": Decimal("0.50")}
     assert admin.get(url, {}).status_code == 400  # neither per_item nor top_up_hourly
+    for basis in ("per_item", "top_up_hourly"):  # a bad amount names the parameter given
+        refused = admin.get(url, {basis: "-5"})
+        assert (refused.status_code, refused.json()["field"]) == (400, basis)
 
 
 def test_places_and_fair_pay(prolific):
