@@ -249,8 +249,12 @@ def clean_design(values: dict, *, lease_seconds: int, kind=None) -> dict:
             raise InvalidInput(
                 "reward_currency", "is needed with reward_per_participant (e.g. GBP)"
             )
-    if "prolific" in (cleaned.get("accept_platforms") or []) and not cleaned.get(
-        "prolific_study_id"
+    # (accept_platforms means nothing without invitations_required: no study id needed then)
+    admits_prolific = "prolific" in (cleaned.get("accept_platforms") or [])
+    if (
+        cleaned.get("invitations_required")
+        and admits_prolific
+        and not cleaned.get("prolific_study_id")
     ):
         raise InvalidInput(
             "prolific_study_id",

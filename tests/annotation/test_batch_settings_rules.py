@@ -140,3 +140,17 @@ def test_an_amount_is_quoted_as_written():
     )
     assert answer.status_code == 400 and answer.json()["field"] == "reward_per_participant"
     assert "got -2.50" in answer.json()["detail"] and "Decimal" not in answer.json()["detail"]
+
+
+def test_a_prolific_study_id_is_asked_for_only_where_invitations_are_required():
+    # the refusal named invitation-only batches on batches that were not
+    plain = make_batch(n_items=1, live=False)
+    plain = update_batch(plain, {"accept_platforms": ["prolific"]})
+    assert plain.accept_platforms == ["prolific"]
+    with pytest.raises(InvalidInput) as refused:
+        update_batch(plain, {"invitations_required": True})
+    assert refused.value.field == "prolific_study_id"
+    closed = update_batch(
+        plain, {"invitations_required": True, "prolific_study_id": "60ffe5c8371090c7041d43f8"}
+    )
+    assert closed.invitations_required and closed.accept_platforms == ["prolific"]
