@@ -41,6 +41,7 @@ from core.api.jobs import start_job_response
 from core.api.shapes import JOB_EXAMPLE, JobResponse, error_responses
 from core.audit import Actor, event_payload, history
 from core.errors import InvalidInput, TooLarge
+from core.text import check_text
 
 CATEGORY_PARAMETERS = [
     OpenApiParameter(
@@ -381,8 +382,13 @@ class ExclusionView(APIView):
             "labels. `…/include`: each excluded label counts again where its item still "
             "has room, and becomes `surplus` where the slot was refilled meanwhile."
         ),
-        request=None,
-        responses={200: ExclusionResponse, **error_responses(401, 403, 404, 409)},
+        request={
+            "application/json": {
+                "type": "object",
+                "properties": {"reason": {"type": "string", "maxLength": 500}},
+            }
+        },
+        responses={200: ExclusionResponse, **error_responses(400, 401, 403, 404, 409)},
     )
     def post(self, request, slug: str, pseudonym: str):
         batch = _batch(slug)
@@ -393,9 +399,29 @@ class ExclusionView(APIView):
             )
             return Response({"annotator": pseudonym, "status": "active", **outcome})
         affected = annotator_services.exclude_annotator(
-            batch, annotator, actor=Actor.of(request.user)
+            batch, annotator, actor=Actor.of(request.user), reason=_exclusion_reason(request.data)
         )
         return Response({"annotator": pseudonym, "status": "excluded", "labels_excluded": affected})
+
+
+MAX_REASON_CHARS = 500
+
+
+def _exclusion_reason(body) -> str:
+    """The optional ``reason`` of an exclusion (kept in the batch's history); any other
+    key, or a body that is not an object, is refused rather than ignored."""
+    if body in (None, "") or (hasattr(body, "keys") and not list(body.keys())):
+        return ""
+    if not hasattr(body, "keys"):
+        raise InvalidInput("body", 'must be a JSON object, e.g. {"reason": "..."}')
+    unknown = sorted(set(body.keys()) - {"reason"})
+    if unknown:
+        raise InvalidInput(unknown[0], "is not taken here (only reason)")
+    reason = body.get("reason", "")
+    if not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS:
+        raise InvalidInput("reason", f"must be a text of at most {MAX_REASON_CHARS} characters")
+    check_text("reason", reason, multiline=True)
+    return reason.strip()
 
 
 class BatchHistoryView(APIView):

@@ -99,6 +99,8 @@ def exclude_annotator(
     """
     with transaction.atomic():
         participation = _locked_participation(batch, annotator)
+        if participation.status == Participation.Status.EXCLUDED:
+            return 0  # already: nothing changes, and nothing more is recorded
         participation.status = Participation.Status.EXCLUDED
         participation.excluded_automatically = automatic
         participation.exclusion_reason = reason
@@ -137,6 +139,8 @@ def include_annotator(
     outcome = {"counted": 0, "surplus": 0}
     with transaction.atomic():
         participation = _locked_participation(batch, annotator)
+        if participation.status != Participation.Status.EXCLUDED:
+            return outcome  # not excluded: nothing to undo, nothing recorded
         participation.status = Participation.Status.ACTIVE
         participation.excluded_automatically = False
         participation.exclusion_reason = ""

@@ -58,3 +58,39 @@ def test_undo_exclusion_counts_where_room_is_left_and_surplus_elsewhere():
     assert result == {"counted": 1, "surplus": 1}
     assert Participation.objects.get(pk=person.pk).status == "active"
     assert list(Item.objects.filter(batch=batch).values_list("counted_count", flat=True)) == [1, 1]
+
+
+def test_the_api_keeps_the_reason_and_records_an_exclusion_once():
+    from annotation.models import Participation
+    from core.models import AuditEvent
+    from tests.staff import token_client
+
+    batch = make_batch(n_items=2, per_item=1)
+    person = make_participant(batch, "noisy")
+    rate_until_drained(batch, [person])
+    client = token_client("admin")
+    url = f"/api/v1/batches/{batch.slug}/annotators/{person.annotator.pseudonym}"
+
+    def post(action, body=None, **kwargs):
+        data = body if body is not None else {}
+        return client.post(f"{url}/{action}", data, content_type="application/json", **kwargs)
+
+    for body, field in [({"reasn": "typo"}, "reasn"), ({"reason": 5}, "reason"),
+                        ({"reason": "x" * 501}, "reason"), ({"reason": "a\x00b"}, "reason"),
+                        (["reason"], "body")]:  # fmt: skip
+        refused = post("exclude", body)
+        assert (refused.status_code, refused.json()["field"]) == (400, field), body
+    assert client.post(f"{url}/exclude", "x", content_type="text/plain").status_code == 415
+    assert Participation.objects.get(pk=person.pk).status == "active"  # nothing happened
+
+    first = post("exclude", {"reason": "answered without reading"})
+    assert first.json() == {
+        "annotator": person.annotator.pseudonym, "status": "excluded", "labels_excluded": 2
+    }  # fmt: skip
+    again = post("exclude", {"reason": "still"})
+    assert again.status_code == 200 and again.json()["labels_excluded"] == 0
+    events = AuditEvent.objects.filter(action="annotator.exclude")
+    assert list(events.values_list("reason", flat=True)) == ["answered without reading"]
+    assert post("include").status_code == 200 and post("include").status_code == 200
+    assert AuditEvent.objects.filter(action="annotator.include").count() == 1
+    assert Label.objects.filter(batch=batch, status="counted").count() == 2
