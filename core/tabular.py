@@ -354,12 +354,23 @@ def _csv_records(handle: IO, problems: Collector) -> Iterator[tuple[int, list[st
             return
         except csv.Error as error:
             consumed = reader.line_num
-            problems.add(start, "row", f"not valid CSV: {error}")
+            problems.add(start, "row", f"not valid CSV: {_csv_error_text(error)}")
             yield start, None
             continue
         consumed = reader.line_num
         if fields:  # else a blank line
             yield start, fields
+
+
+def _csv_error_text(error: csv.Error) -> str:
+    """Python's csv message, or what it means where it speaks of Python's own file modes."""
+    if "new-line character seen in unquoted field" in str(error):
+        # lines ending in a bare CR (classic Mac files) read as one line holding CRs
+        return (
+            "a line break (CR) inside an unquoted cell; save the file with LF or CRLF "
+            "line endings, or quote the cell"
+        )
+    return str(error)
 
 
 def _csv_row(start: int, fields: list[str], header: list[str], problems: Collector) -> dict | None:

@@ -80,7 +80,11 @@ class BatchSerializer(serializers.ModelSerializer):
             "closed_at",
         ]
         read_only_fields = ["state", "created_at", "published_at", "closed_at"]
-        extra_kwargs = {"slug": {"validators": []}}
+        # a new batch without a title takes its slug, as on the New batch page
+        extra_kwargs = {
+            "slug": {"validators": []},
+            "title": {"required": False, "allow_blank": True},
+        }
 
     def to_internal_value(self, data):
         # A key this API does not take is refused, naming it, rather than dropped: a

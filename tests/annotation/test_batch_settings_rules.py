@@ -119,7 +119,7 @@ def test_serializer_errors_come_in_the_shape_of_every_api_error():
     client = token_client("admin")
     answer = client.post(
         "/api/v1/batches/",
-        {"slug": "shape", "kind": "absolute", "title": "", "annotations_per_item": "many"},
+        {"slug": "shape", "kind": "absolute", "title": "t" * 301, "annotations_per_item": "x"},
         content_type="application/json",
     )
     body = answer.json()
@@ -154,3 +154,17 @@ def test_a_prolific_study_id_is_asked_for_only_where_invitations_are_required():
         plain, {"invitations_required": True, "prolific_study_id": "60ffe5c8371090c7041d43f8"}
     )
     assert closed.invitations_required and closed.accept_platforms == ["prolific"]
+
+
+def test_a_new_batch_without_a_title_takes_its_slug_on_the_api_as_on_the_page():
+    client = token_client("admin")
+    for slug, body in [("untitled", {"title": ""}), ("no-title", {})]:
+        made = client.post(
+            "/api/v1/batches/", {"slug": slug, "kind": "absolute", **body},
+            content_type="application/json",
+        )  # fmt: skip
+        assert made.status_code == 201 and made.json()["title"] == slug
+    renamed = client.patch(
+        "/api/v1/batches/untitled/", {"title": " "}, content_type="application/json"
+    )
+    assert renamed.status_code == 400 and renamed.json()["field"] == "title"

@@ -285,6 +285,18 @@ def test_csv_header_needs_the_kinds_import_columns(tmp_path, kind):
     ]
 
 
+def test_csv_with_bare_cr_line_endings_says_so_in_plain_words(tmp_path):
+    batch = new_batch()
+    lines = [",".join(ABSOLUTE_HEADER)] + [
+        ",".join(absolute_row(i)[column] for column in ABSOLUTE_HEADER) for i in range(2)
+    ]
+    path = tmp_path / "mac.csv"
+    path.write_bytes("\r".join(lines).encode() + b"\r")  # classic Mac line endings
+    problems = rejected(batch, path)
+    assert problems[0].startswith(f"{path}:1: row: not valid CSV: a line break (CR) inside")
+    assert "universal-newline" not in "\n".join(problems)
+
+
 def test_csv_empty_cell(tmp_path):
     batch = new_batch()
     path = write_csv(
