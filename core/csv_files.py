@@ -53,6 +53,18 @@ def table_text(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return text.getvalue()
 
 
+def rewritten_text(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """Some rows of a table this module wrote, read back and written again as they are.
+
+    Their cells are written already (formulas neutralised); read back, a number is text
+    ("-0.5") that ``csv_cell`` would take for a formula and quote."""
+    text = io.StringIO()
+    table = writer(text)
+    table.writerow(columns)
+    table.writerows(rows)
+    return text.getvalue()
+
+
 def take_text(buffer: io.StringIO) -> str:
     """What ``buffer`` holds, leaving it empty for the next chunk of a stream."""
     text = buffer.getvalue()

@@ -80,8 +80,7 @@ def run_import(job: Job, progress: JobProgress) -> tuple[dict, str]:
             filename=job.params["filename"],
             actor=Actor.of(job.created_by),
         )
-    # the message said "importing …" while it ran; a finished job says what it did
-    progress(1, 1, message=f"imported {summary.items_created} items from {job.params['filename']}")
+    progress(1, 1)
     return {
         "items_created": summary.items_created,
         "queries_created": summary.queries_created,

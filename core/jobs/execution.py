@@ -154,6 +154,8 @@ def record_success(job_id, result: dict, result_path: str) -> bool:
         "result_path": result_path,
         "finished_at": timezone.now(),
         "progress": total if total is not None else progress,
+        # the message said what the job was doing ("Reading the replies"); it is done
+        "message": "",
     }
     return bool(Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(**finished))
 

@@ -12,7 +12,7 @@ from annotation.models import Batch
 from core.jobs.execution import run_job
 from core.models import Job
 from diversity.corpora.services.analyses import analyse_now, analysis_params
-from tests.corpora.analysis_corpora import make_corpus
+from tests.corpora.analysis_corpora import HAND_MADE, make_corpus
 from tests.staff import staff_user, token_client
 
 pytestmark = pytest.mark.django_db
@@ -67,11 +67,12 @@ def test_a_researcher_reads_everything(corpus):
     assert report["inter_model"]["diagonal"] == "intra_model_mean"
     assert report["top_n"]["n"][-1] == 50
     table = client.get("/api/v1/corpora/api-corpus/queries.csv")
-    rows = list(csv.DictReader(io.StringIO(b"".join(table.streaming_content).decode())))
-    assert [row["query_id"] for row in rows] == ["same", "apart"]
+    whole = list(csv.DictReader(io.StringIO(b"".join(table.streaming_content).decode())))
+    assert [row["query_id"] for row in whole] == ["same", "apart"]
     facts = client.get("/api/v1/corpora/api-corpus/queries.csv?category=facts")
     rows = list(csv.DictReader(io.StringIO(b"".join(facts.streaming_content).decode())))
     assert [row["query_id"] for row in rows] == ["apart"]
+    assert rows == [whole[1]]  # the same row, cell for cell
     projection = client.get("/api/v1/corpora/api-corpus/queries/apart/projection").json()
     assert projection["query"] == "Name a river." and projection["category"] == "facts"
     assert len(projection["responses"]) == 4
@@ -160,3 +161,22 @@ def test_the_schema_documents_the_corpus_endpoints():
         assert path in paths, path
     assert paths["/api/v1/corpora/{name}/analyses"]["post"]["tags"] == ["corpora"]
     assert paths["/api/v1/corpora/{name}/analyses"]["post"]["summary"]
+
+
+def test_a_category_of_the_table_keeps_negative_numbers_numbers():
+    # beta's answers point the other way: across models the similarity is -1
+    alpha = next(row[7] for row in HAND_MADE if row[0] == "apart" and row[3] == "alpha")
+    opposite = [
+        (*row[:7], [-value for value in alpha]) if row[3] == "beta" and row[0] == "apart"
+        else row
+        for row in HAND_MADE
+    ]  # fmt: skip
+    made = make_corpus("opposite", opposite)
+    assert analyse_now(made, analysis_params(bootstrap=50)).state == Job.State.SUCCEEDED
+    client = token_client("researcher")
+    whole = client.get("/api/v1/corpora/opposite/queries.csv")
+    facts = client.get("/api/v1/corpora/opposite/queries.csv?category=facts")
+    whole_rows = list(csv.DictReader(io.StringIO(b"".join(whole.streaming_content).decode())))
+    rows = list(csv.DictReader(io.StringIO(b"".join(facts.streaming_content).decode())))
+    assert rows == [whole_rows[1]]
+    assert rows[0]["inter_model_mean"] == "-1.0"  # not "'-1.0", text in a spreadsheet

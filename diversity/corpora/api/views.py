@@ -14,9 +14,9 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.presentation import csv_stream
 from core.api.shapes import error_responses
 from core.audit import Actor
+from core.csv_files import rewritten_text
 from core.errors import NotFound
 from diversity.corpora import selectors
 from diversity.corpora.access import CanAnalyseCorpora, CanMakeBatches
@@ -178,7 +178,7 @@ class CorpusQueryTableView(APIView):
             where = columns.index("category")
             rows = [row for row in reader if row[where] == category]
         response = StreamingHttpResponse(
-            csv_stream(columns, rows), content_type="text/csv; charset=utf-8"
+            [rewritten_text(columns, rows)], content_type="text/csv; charset=utf-8"
         )
         response["Content-Disposition"] = content_disposition_header(True, filename)
         return response
