@@ -334,12 +334,19 @@ def _flat_record(row: dict, place: str, problems: list[str]) -> CensusRecord | N
     return CensusRecord(texts["model"], texts["category"], run, reply or None)
 
 
+# the largest run number the database column holds (a 32-bit integer on PostgreSQL)
+MAX_RUN = 2**31 - 1
+
+
 def _run_number(value: Any, place: str, problems: list[str]) -> int:
-    """The run number: an integer >= 0 (in CSV, its decimal text)."""
+    """The run number: an integer from 0 to ``MAX_RUN`` (in CSV, its decimal text)."""
+    number = None
     if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        return int(value)
+        number = int(value)
     # bool is an int subclass; true/false are not run numbers.
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    problems.append(f"{place}: run: must be an integer >= 0, not {value!r}")
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    if number is not None and 0 <= number <= MAX_RUN:
+        return number
+    problems.append(f"{place}: run: must be an integer from 0 to {MAX_RUN:,}, not {value!r}")
     return -1

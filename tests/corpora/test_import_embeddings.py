@@ -312,6 +312,16 @@ def test_nan_infinite_and_null_values_are_refused(corpus, tmp_path):
     assert "n.parquet:1: embedding: is missing (null)" in refused(corpus, tmp_path / "n.parquet")
 
 
+def test_a_zero_vector_is_refused(corpus, tmp_path):
+    # it has no direction: every similarity with it would be 0 and its scaling undefined
+    matrix = vectors(12)
+    matrix[4] = 0.0
+    np.save(tmp_path / "z.npy", matrix)
+    assert refused(corpus, tmp_path / "z.npy") == [
+        "z.npy:5: embedding: every value is 0: a vector without a direction cannot be compared"
+    ]
+
+
 def test_malformed_files_are_refused_with_a_clear_message(corpus, tmp_path):
     np.save(tmp_path / "ints.npy", np.ones((12, 4), dtype=np.int64))
     assert refused(corpus, tmp_path / "ints.npy") == [

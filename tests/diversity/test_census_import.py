@@ -159,8 +159,13 @@ def test_a_bad_flat_file_names_file_line_and_field():
         b'{"model": "a", "category": "color", "run": -1, "reply": "Red"}\n'
     )
     assert rejected("c", [upload("replies.jsonl", content)]) == [
-        "replies.jsonl:2: run: must be an integer >= 0, not -1"
+        "replies.jsonl:2: run: must be an integer from 0 to 2,147,483,647, not -1"
     ]
+    for huge in (b"2147483648", b"9223372036854775808"):  # past the column: was a 500
+        line = b'{"model": "a", "category": "color", "run": ' + huge + b', "reply": "Red"}\n'
+        assert rejected("c", [upload("replies.jsonl", line)]) == [
+            f"replies.jsonl:1: run: must be an integer from 0 to 2,147,483,647, not {huge.decode()}"
+        ]
     csv_content = b"model,category,reply\na,color,Blue\n"
     assert rejected("c", [upload("replies.csv", csv_content)]) == [
         "replies.csv:1: run: required column is missing from the header"
@@ -214,6 +219,8 @@ def test_empty_files_and_unsupported_types_are_problems():
     assert rejected("c", [upload("a.json", b'{"model": "a", "scenes": {}}')]) == [
         "a.json: file: holds no reply at all"
     ]
+    only_empty = b"model,category,run,reply\nx,color,0,\nx,color,1,\n"  # cells, no reply
+    assert rejected("c", [upload("e.csv", only_empty)]) == ["e.csv: file: holds no reply at all"]
     assert rejected("c", [upload("a.txt", b"Blue")]) == [
         "a.txt:1: file: unsupported file type ('.txt'); use .json, .jsonl or .csv"
     ]

@@ -180,7 +180,9 @@ def test_csv_reply_with_a_newline_keeps_later_line_numbers_right(tmp_path):
         tmp_path / "replies.csv",
         'model,category,run,reply\nm,color,0,"Blue\nis my answer"\nm,color,x,Red\n',
     )
-    assert problems_of(read_flat, path) == ["replies.csv:4: run: must be an integer >= 0, not 'x'"]
+    assert problems_of(read_flat, path) == [
+        "replies.csv:4: run: must be an integer from 0 to 2,147,483,647, not 'x'"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -78,7 +78,8 @@ def import_census(
     per_file = _read_replies(files, problems)
     records = [record for file_records in per_file for record in file_records]
     published = _read_norms(norms, problems) if norms is not None else None
-    if not records and not problems:
+    # cells whose replies are all missing or empty are no reply either (FORMATS.md)
+    if not problems and not any((record.reply or "").strip() for record in records):
         problems.append(f"{files[0].name}: file: holds no reply at all")
     if problems:
         raise ImportRejected(first_problems(problems))

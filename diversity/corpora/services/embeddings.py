@@ -154,7 +154,15 @@ class _Writer:
                     "embedding",
                     f"value {column + 1} is {block[position, column]} (not a finite number)",
                 )
-            usable[in_block[finite]] = True
+            # every value 0: no direction, so no cosine similarity (and no unit length)
+            zero = finite & ~np.any(block != 0, axis=1)
+            for position in np.flatnonzero(zero).tolist():
+                problems.add(
+                    int(rows_in_file[in_block[position]]),
+                    "embedding",
+                    "every value is 0: a vector without a direction cannot be compared",
+                )
+            usable[in_block[finite & ~zero]] = True
         if chunk.ids is None:
             targets = rows_in_file - 1
             beyond = targets >= self.n
