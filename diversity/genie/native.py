@@ -115,8 +115,12 @@ def question_id_of(question: str) -> str:
 
 
 def document_key(model: str, document: str) -> str:
-    """The platform id of GENIE's document (``Model``, ``DocID``) within its prompt."""
-    key = f"{model}|{document}"
+    """The platform id of GENIE's document (``Model``, ``DocID``) within its prompt:
+    ``MODEL|DOCID``, with a ``|`` or ``\\`` in the model's name escaped by a ``\\`` so that
+    two documents never share one (model ``a|b`` with DocID ``c``, model ``a`` with DocID
+    ``b|c``)."""
+    escaped = model.replace("\\", "\\\\").replace("|", "\\|")
+    key = f"{escaped}|{document}"
     return key if len(key) <= MAX_ID_CHARS else f"d-{_digest(key)}"
 
 

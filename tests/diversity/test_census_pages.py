@@ -115,7 +115,10 @@ def test_upload_problems_are_listed_and_nothing_is_imported():
     assert response.status_code == 400
     html = response.content.decode()
     assert "Nothing was imported." in html
-    assert "replies.jsonl:1: run: must be an integer from 0 to 2,147,483,647, not &#x27;first&#x27;" in html
+    assert (
+        "replies.jsonl:1: run: must be an integer from 0 to 2,147,483,647, not &#x27;first&#x27;"
+        in html
+    )
     assert 'value="bad"' in html  # the form keeps what was typed
     assert not Census.objects.exists()
     response = client.post("/manage/census/new", {"name": "nofiles"})

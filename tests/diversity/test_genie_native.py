@@ -7,6 +7,8 @@ import json
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from diversity.genie import native
 from diversity.genie.core.scoring import document_scores, question_scores
@@ -297,3 +299,14 @@ def test_an_answer_genies_judge_scored_counts_as_compute_genie_counts_it(tmp_pat
     assert len(kept) == len(judged) > 0
     _, expected_q = assert_scores_equal_compute_genie(found.judgments, path)
     assert "N/A." in set(expected_q["Answer_1"])
+
+
+@given(
+    st.tuples(st.text(max_size=8), st.text(max_size=8)),
+    st.tuples(st.text(max_size=8), st.text(max_size=8)),
+)
+def test_two_documents_never_share_an_id(first, second):
+    # ("a|b", "c") and ("a", "b|c") were one document, their judgments pooled
+    if first != second:
+        assert native.document_key(*first) != native.document_key(*second)
+    assert native.document_key("a|b", "c") != native.document_key("a", "b|c")
