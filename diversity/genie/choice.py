@@ -38,11 +38,17 @@ def offered(report: dict, source: str) -> dict[str, list[str]]:
     return found
 
 
-def check_choice(report: dict, source: str, by: str, first: str, second: str) -> Choice:
-    """The choice, or ``InvalidInput`` naming the field that cannot be read from it."""
+def check_source(report: dict, source: str) -> str:
+    """``source`` when the report has its scores, else ``InvalidInput`` naming it."""
     if source not in _scored_sources(report):
         known = ", ".join(_scored_sources(report)) or "none"
         raise InvalidInput("source", f"{source!r} has no scores in this report ({known})")
+    return source
+
+
+def check_choice(report: dict, source: str, by: str, first: str, second: str) -> Choice:
+    """The choice, or ``InvalidInput`` naming the field that cannot be read from it."""
+    check_source(report, source)
     groups = offered(report, source)
     if by not in groups:
         known = ", ".join(groups) or "none: every document has the same model and method"

@@ -57,6 +57,9 @@ def test_genie_and_q_genie_exports_match_compute_genie(tmp_path):
         assert response.status_code == 200
         lines = b"".join(response.streaming_content).decode().splitlines()
         same_records([json.loads(line) for line in lines], expected, "GENIE")
+    # no human scores in this report: said, not an empty file named like the LLM one
+    human = token_client("researcher").get("/api/v1/genie/native/genie.jsonl?source=human")
+    assert human.status_code == 400 and human.json()["field"] == "source"
     questions = page.get("/manage/genie/native/questions.csv")
     assert (
         b"".join(questions.streaming_content)
@@ -109,3 +112,20 @@ def test_texts_keep_their_spaces_so_the_exports_have_genies_keys(tmp_path):
     call_command("analyze_genie", "spaces", "--bootstrap", "20")
     assert compute_genie_reference(path)[1]["Answer_1"].str.endswith(" ").any()
     exports_equal_compute_genie("spaces", path, tmp_path)
+
+
+def test_a_whole_number_doc_id_past_64_bits_is_written_as_text():
+    # pandas refused the whole file ("Value is too big!") for one such DocID
+    import io
+
+    from diversity.genie.core.exports import genie_records
+
+    entry = {"prompt": "P", "prompt_id": "p", "model": "m", "features": {"f": {"novelty": 0.5}}}
+    report = {"scores": {"llm": {"per_document": [
+        {**entry, "source_document_id": "10000000000000000000000000", "document_id": "m|x"},
+        {**entry, "source_document_id": "7", "document_id": "m|7"},
+    ]}}}  # fmt: skip
+    records = genie_records(report)
+    assert [record["DocID_1"] for record in records] == [7, "10000000000000000000000000"]
+    lines = "\n".join(json.dumps(record) for record in records)
+    assert len(pd.read_json(io.StringIO(lines), lines=True)) == 2

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 
 from core.jobs.study_api import SubjectAnalysisView
 from diversity.genie.access import CanAnalyseGenie
-from diversity.genie.choice import check_choice, compared
+from diversity.genie.choice import check_choice, check_source, compared
 from diversity.genie.core import exports
 from diversity.genie.study import GENIE
 
@@ -32,11 +32,17 @@ class GenieExportView(SubjectAnalysisView):
     def get(self, request, name: str):
         report = self.report(name)
         records_of = exports.genie_records if self.table == "genie" else exports.q_genie_records
-        records = records_of(report, request.query_params.get("source", "llm"))
+        # a source without scores is a 400 naming it (as for the comparison), not an
+        # empty file
+        source = check_source(report, request.query_params.get("source", "llm"))
+        records = records_of(report, source)
         response = StreamingHttpResponse(
             exports.jsonl_lines(records), content_type="application/x-ndjson; charset=utf-8"
         )
-        response["Content-Disposition"] = f'attachment; filename="{name}-{self.table}.jsonl"'
+        suffix = "" if source == "llm" else f"-{source}"  # the human scores' file apart
+        response["Content-Disposition"] = (
+            f'attachment; filename="{name}-{self.table}{suffix}.jsonl"'
+        )
         return response
 
 

@@ -21,8 +21,15 @@ GENIE_COLUMNS = ["Prompt", "DocID_1", "Model_1", "Feature", "GENIE"]
 Q_GENIE_COLUMNS = ["Prompt", "DocID_1", "Model_1", "Question", "Answer_1", "Feature", "Q_GENIE"]
 
 
+# pandas (and most JSON readers) take integers up to 64 bits: a longer whole-number DocID
+# is written as the text it was given
+_MAX_JSON_INT = 2**63 - 1
+
+
 def _doc_id(text: str) -> int | str:
-    return int(text) if text.isdigit() and str(int(text)) == text else text
+    if text.isdigit() and str(int(text)) == text and int(text) <= _MAX_JSON_INT:
+        return int(text)
+    return text
 
 
 def _order(value) -> tuple:
