@@ -35,6 +35,7 @@ from typing import IO, Any
 from core import json_text
 from core.errors import InvalidInput, ServiceError
 from core.problem_lists import MAX_LISTED_PROBLEMS, more_problems
+from core.text_files import not_utf8
 
 __all__ = [
     "Fingerprint",
@@ -220,12 +221,7 @@ def decoded_lines(handle: IO, problems: Problems) -> Iterator[tuple[int, str, bo
         try:
             yield number, raw.decode("utf-8"), True
         except UnicodeDecodeError as error:
-            problems.add(
-                number,
-                "encoding",
-                f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at byte {error.start + 1} "
-                "of the line); save the file as UTF-8",
-            )
+            problems.add(number, "encoding", not_utf8(raw, error))
             yield number, raw.decode("utf-8", "replace"), False
 
 

@@ -25,5 +25,15 @@ def read_text(source: str | os.PathLike | IO, name: str, problems: list[str]) ->
         return content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = content[: error.start].count(b"\n") + 1
-        problems.append(f"{name}:{line}: file: not UTF-8 text (byte {error.start})")
+        line_start = content.rfind(b"\n", 0, error.start) + 1
+        problems.append(f"{name}:{line}: encoding: {not_utf8(content, error, line_start)}")
         return None
+
+
+def not_utf8(raw: bytes, error: UnicodeDecodeError, line_start: int = 0) -> str:
+    """The one wording, for every reader, of a byte that is not UTF-8 (``raw``: the line,
+    or the whole file with ``line_start`` the offset of the line that holds the byte)."""
+    return (
+        f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at byte {error.start - line_start + 1} "
+        "of the line); save the file as UTF-8"
+    )

@@ -109,9 +109,10 @@ def test_non_utf8_file_names_the_line(tmp_path):
     path = tmp_path / "claude.json"
     content = b'{"model": "claude",\n "scenes": {"color": "\xff"}}'
     path.write_bytes(content)
-    offset = content.index(b"\xff")
+    column = content.index(b"\xff") - content.index(b"\n")  # its byte within line 2
     assert problems_of(read_transcript, path) == [
-        f"claude.json:2: file: not UTF-8 text (byte {offset})"
+        f"claude.json:2: encoding: not valid UTF-8 (byte 0xff at byte {column} of the line); "
+        "save the file as UTF-8"  # the wording of every reader (FORMATS.md)
     ]
 
 

@@ -179,8 +179,10 @@ def test_unsupported_extension_and_non_utf8(tmp_path):
     ]
     path = tmp_path / "j.jsonl"
     path.write_bytes(json.dumps(ROW).encode() + b"\n\xff\n")
-    offset = len(json.dumps(ROW)) + 1
-    assert problems_of(path) == [f"j.jsonl:2: file: not UTF-8 text (byte {offset})"]
+    assert problems_of(path) == [
+        "j.jsonl:2: encoding: not valid UTF-8 (byte 0xff at byte 1 of the line); "
+        "save the file as UTF-8"
+    ]
 
 
 def test_an_answer_longer_than_text_max_chars_is_refused_with_its_place(tmp_path):
