@@ -33,8 +33,9 @@ class _ElapsedMs(Func):
 
 
 def counted_duration():
-    """A label's ``duration_ms`` as active time counts it (the module docstring); for a
-    ``Label`` query, ``NULL`` where the page sent none."""
+    """A label's ``duration_ms`` as active time counts it (the module docstring), for a
+    ``Label`` query of labels that have one: where the page sent none, PostgreSQL's LEAST
+    would give the elapsed time (it skips a NULL), so callers filter those out."""
     elapsed = _ElapsedMs(F("submitted_at"), F("assignment__leased_at"))
     return Least(F("duration_ms"), Greatest(Value(0), elapsed))
 
