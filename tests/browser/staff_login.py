@@ -15,3 +15,6 @@ def log_in(page: Page, live_server, user, next_path: str = "/manage/") -> None:
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
     expect(page).to_have_url(f"{live_server.url}{next_path}")
+    # the address changes before the page's deferred scripts have run: a click made at
+    # once could find no handler yet (a plain download instead of the page's own)
+    page.wait_for_load_state("load")
