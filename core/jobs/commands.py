@@ -117,7 +117,7 @@ class AnalyzeCommand(BaseCommand):
         tables = {
             table: study.tables[table](report)
             if table in study.tables
-            else study.job_tables[table](subject, job)
+            else study.job_tables[table](subject, job, {})
             for table in study.table_names
         }
         folder.mkdir(parents=True, exist_ok=True)
@@ -125,6 +125,9 @@ class AnalyzeCommand(BaseCommand):
             path = folder / f"{subject.name}-{table}.csv"
             if isinstance(kept, Path):
                 shutil.copyfile(kept, path)
+                continue
+            if isinstance(kept, str):
+                path.write_text(kept, encoding="utf-8")
                 continue
             with open(path, "w", encoding="utf-8", newline="") as stream:
                 csv_files.write_table(stream, *kept)

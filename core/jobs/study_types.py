@@ -41,9 +41,10 @@ from django.db.models import Model
 Analyse = Callable[[Model, dict, Callable[..., None]], dict]
 # a report -> (column names, rows): one table of the report, downloaded as CSV
 Table = Callable[[dict], tuple[list[str], list[list]]]
-# (subject, the report's job) -> a table kept beside the report: the path of its CSV file,
-# or (column names, rows); raises ``Http404`` when it is no longer kept
-JobTable = Callable[[Model, Model], "Path | tuple[list[str], Iterable]"]
+# (subject, the report's job, the download's query parameters) -> a table kept beside the
+# report: the path of its CSV file, CSV text already written, or (column names, rows);
+# raises ``Http404`` when it is no longer kept
+JobTable = Callable[[Model, Model, Mapping[str, str]], "Path | str | tuple[list[str], Iterable]"]
 # a report -> its figures for a paper, {key: (title, caption, drawing)}, each drawing with
 # ``svg()`` (the page's inline chart) and ``file(fmt)`` (the bytes of an SVG or PDF file)
 Figures = Callable[[dict], Mapping[str, tuple[str, str, Any]]]

@@ -43,6 +43,7 @@ from core.jobs.subject_pages import (
     job_problems,
     report_file,
     report_or_404,
+    text_csv_download,
     with_job,
 )
 from core.models import Job
@@ -280,7 +281,9 @@ class StudyViews:
         if table in study.tables:
             columns, rows = study.tables[table](report)
             return csv_download(columns, rows, filename)
-        kept = study.job_tables[table](subject, job)
+        kept = study.job_tables[table](subject, job, request.GET)
+        if isinstance(kept, str):
+            return text_csv_download(kept, filename)
         if isinstance(kept, Path):
             return FileResponse(
                 open(kept, "rb"),  # FileResponse closes it

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from django.contrib.contenttypes.models import ContentType
 from django.core.cache import cache
 from django.db.models import Model, QuerySet
-from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 from django.utils.safestring import mark_safe
 
@@ -149,5 +149,12 @@ def csv_download(columns: list[str], rows: Iterable[list], filename: str) -> Str
         csv_chunks((dict(zip(columns, row, strict=True)) for row in rows), columns),
         content_type="text/csv; charset=utf-8",
     )
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response
+
+
+def text_csv_download(text: str, filename: str) -> HttpResponse:
+    """CSV text written already (its cells neutralised when first written) as a download."""
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = content_disposition_header(True, filename)
     return response

@@ -70,7 +70,7 @@ def test_a_researcher_reads_everything(corpus):
     whole = list(csv.DictReader(io.StringIO(b"".join(table.streaming_content).decode())))
     assert [row["query_id"] for row in whole] == ["same", "apart"]
     facts = client.get("/api/v1/corpora/api-corpus/queries.csv?category=facts")
-    rows = list(csv.DictReader(io.StringIO(b"".join(facts.streaming_content).decode())))
+    rows = _csv_rows(facts)
     assert [row["query_id"] for row in rows] == ["apart"]
     assert rows == [whole[1]]  # the same row, cell for cell
     projection = client.get("/api/v1/corpora/api-corpus/queries/apart/projection").json()
@@ -163,7 +163,7 @@ def test_the_schema_documents_the_corpus_endpoints():
     assert paths["/api/v1/corpora/{name}/analyses"]["post"]["summary"]
 
 
-def test_a_category_of_the_table_keeps_negative_numbers_numbers():
+def test_a_category_of_the_table_keeps_negative_numbers_numbers(monkeypatch):
     # beta's answers point the other way: across models the similarity is -1
     alpha = next(row[7] for row in HAND_MADE if row[0] == "apart" and row[3] == "alpha")
     opposite = [
@@ -176,7 +176,25 @@ def test_a_category_of_the_table_keeps_negative_numbers_numbers():
     client = token_client("researcher")
     whole = client.get("/api/v1/corpora/opposite/queries.csv")
     facts = client.get("/api/v1/corpora/opposite/queries.csv?category=facts")
-    whole_rows = list(csv.DictReader(io.StringIO(b"".join(whole.streaming_content).decode())))
-    rows = list(csv.DictReader(io.StringIO(b"".join(facts.streaming_content).decode())))
+    whole_rows = _csv_rows(whole)
+    rows = _csv_rows(facts)
     assert rows == [whole_rows[1]]
     assert rows[0]["inter_model_mean"] == "-1.0"  # not "'-1.0", text in a spreadsheet
+    # the page's download of the table takes the same filter, and says so in its name
+    researcher = Client()
+    researcher.force_login(staff_user("researcher"))
+    page_facts = researcher.get("/manage/corpora/opposite/queries.csv?category=facts")
+    assert page_facts.status_code == 200
+    assert "corpus-opposite-queries.csv" in page_facts["Content-Disposition"]
+    assert _csv_rows(page_facts) == rows
+    assert _csv_rows(researcher.get("/manage/corpora/opposite/queries.csv")) == whole_rows
+    # the page lists the first rows only and links the category's whole table
+    monkeypatch.setattr("diversity.corpora.views.QUERY_ROWS_SHOWN", 0)
+    page = researcher.get("/manage/corpora/opposite/?category=facts").content.decode()
+    assert "every query of facts is in the" in page
+    assert "/manage/corpora/opposite/queries.csv?category=facts" in page
+
+
+def _csv_rows(response) -> list[dict]:
+    body = b"".join(response) if response.streaming else response.content
+    return list(csv.DictReader(io.StringIO(body.decode())))

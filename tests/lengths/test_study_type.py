@@ -232,7 +232,7 @@ def test_the_declarations_of_files_and_imports_are_checked_too():
     wrong = {
         "slug": "wrong-files",
         "import_job_kind": "corpus_import",  # and no upload to start it
-        "job_tables": {"models": lambda subject, job: ([], [])},  # also a report table
+        "job_tables": {"models": lambda subject, job, params: ([], [])},  # also a report table
         "listed_tables": ("nope",),
         "figure_tables": {"curve": "absent"},
     }
@@ -289,7 +289,7 @@ def test_csv_writes_no_table_when_one_is_no_longer_kept(corpus, settings, tmp_pa
 
     from core.jobs import study_types
 
-    def gone(subject, job):
+    def gone(subject, job, params):
         raise Http404("The per-query table of this analysis is no longer kept.")
 
     lengths = study_types.study_type("lengths")

@@ -3,9 +3,7 @@ one query's projection; make a batch from a selection. The import endpoints live
 these (``api/imports.py``); starting an analysis and reading its report are the study
 type's (``core.jobs.study_api``), with this module's request and report shapes."""
 
-import csv
-
-from django.http import FileResponse, StreamingHttpResponse
+from django.http import FileResponse, HttpResponse
 from django.urls import reverse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
@@ -16,9 +14,8 @@ from rest_framework.views import APIView
 
 from core.api.shapes import error_responses
 from core.audit import Actor
-from core.csv_files import rewritten_text
 from core.errors import NotFound
-from diversity.corpora import selectors
+from diversity.corpora import downloads, selectors
 from diversity.corpora.access import CanAnalyseCorpora, CanMakeBatches
 from diversity.corpora.models import Corpus, SelectionRule
 from diversity.corpora.services import analyses
@@ -160,28 +157,20 @@ class CorpusQueryTableView(APIView):
     def get(self, request, name: str):
         corpus = _corpus(name)
         job = analyses.latest_job(corpus)
-        path = analyses.job_file(job, "queries") if job is not None else None
-        if path is None:
+        if job is None or analyses.job_file(job, "queries") is None:
             raise NotFound(f"corpus: {name} has no finished analysis yet; start one first")
-        category = request.query_params.get("category")
+        table = downloads.queries_table(corpus, job, request.query_params)
         filename = f"corpus-{corpus.name}-queries.csv"
-        if not category:
-            return FileResponse(
-                open(path, "rb"),
-                as_attachment=True,
-                filename=filename,
-                content_type="text/csv; charset=utf-8",
-            )
-        with open(path, encoding="utf-8", newline="") as stream:
-            reader = csv.reader(stream)
-            columns = next(reader)
-            where = columns.index("category")
-            rows = [row for row in reader if row[where] == category]
-        response = StreamingHttpResponse(
-            [rewritten_text(columns, rows)], content_type="text/csv; charset=utf-8"
+        if isinstance(table, str):
+            response = HttpResponse(table, content_type="text/csv; charset=utf-8")
+            response["Content-Disposition"] = content_disposition_header(True, filename)
+            return response
+        return FileResponse(
+            open(table, "rb"),
+            as_attachment=True,
+            filename=filename,
+            content_type="text/csv; charset=utf-8",
         )
-        response["Content-Disposition"] = content_disposition_header(True, filename)
-        return response
 
 
 ProjectionResponse = inline_serializer(
