@@ -3,12 +3,27 @@
 The API renders them through ``core.api.errors.exception_handler``; pages and commands show
 ``str(error)``, which is always a message the user can act on."""
 
+import re
+
+# "field: message": how a service error names what it is about (``slug: a batch 'x'
+# already exists``); a dotted path for a nested field (``kind_settings.max_words``)
+_NAMED_FIELD = re.compile(r"([a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*): \S")
+
 
 class ServiceError(Exception):
     """Base class; ``str(error)`` is a message the user can act on. ``code``, where set, is
     a stable word a client can act on without reading the message (the API's ``code``)."""
 
     code = ""
+
+
+def field_named(error: ServiceError) -> str:
+    """The field an error is about: an ``InvalidInput``'s own, else the one its message
+    starts with (``field: message``), else ``""``."""
+    if isinstance(error, InvalidInput):
+        return error.field
+    found = _NAMED_FIELD.match(str(error))
+    return found.group(1) if found else ""
 
 
 class InvalidInput(ServiceError):

@@ -4,6 +4,7 @@ The rules a batch's settings obey live here (``validate_settings``), so the page
 API, Django's admin and the command line accept and refuse exactly the same values.
 """
 
+import contextlib
 import copy
 import re
 from decimal import Decimal
@@ -76,7 +77,8 @@ def create_batch(
     if slug in reserved_slugs():
         raise InvalidInput("slug", f"{slug!r} is taken by a page of the site; choose another")
     task_kind = get_kind(kind)
-    kind_settings = task_kind.clean_settings(kind_settings)
+    with _named_in_kind_settings():
+        kind_settings = task_kind.clean_settings(kind_settings)
     validate_settings(
         {
             "title": title,
@@ -207,6 +209,18 @@ SETTING_RULES = {
 }
 
 
+@contextlib.contextmanager
+def _named_in_kind_settings():
+    """A kind names its bad setting by its own name (``max_words``); the batch's callers
+    see it where they sent it, ``kind_settings.max_words`` (as API.md names nested fields)."""
+    try:
+        yield
+    except InvalidInput as bad:
+        if bad.field == "kind_settings" or bad.field.startswith("kind_settings."):
+            raise
+        raise InvalidInput(f"kind_settings.{bad.field}", bad.message) from bad
+
+
 def validate_settings(values: dict, kind) -> None:
     """Raise ``InvalidInput`` naming the first of ``values`` (batch settings by field
     name) that breaks its rule; ``kind`` (a ``TaskKind``) judges ``scale_labels``."""
@@ -330,7 +344,9 @@ def update_batch(batch: Batch, changes: dict, *, actor: Actor | None = None) -> 
         if not isinstance(changes["kind_settings"], dict):
             raise InvalidInput("kind_settings", "must be an object of the kind's settings")
         merged = {**(batch.kind_settings or {}), **changes["kind_settings"]}
-        changes = {**changes, "kind_settings": batch.task_kind.clean_settings_change(batch, merged)}
+        with _named_in_kind_settings():
+            cleaned = batch.task_kind.clean_settings_change(batch, merged)
+        changes = {**changes, "kind_settings": cleaned}
     with transaction.atomic():
         before = Batch.objects.select_for_update().get(pk=batch.pk)
         before_values = {name: getattr(before, name) for name in AUDITED_SETTINGS}

@@ -67,10 +67,25 @@ def _show_service_error(form: forms.Form, error: Exception) -> None:
         field, message = error.field, error.message
     else:
         field, _, message = str(error).partition(": ")
+    field = _kind_setting_field_name(form, field)
     if field in form.fields and message:
         form.add_error(field, message)
     else:
         form.add_error(None, str(error))
+
+
+def _kind_setting_field_name(form: forms.Form, field: str) -> str:
+    """The form's field of a kind's setting the services name ``kind_settings.<name>``:
+    ``setting__<name>`` on a batch's settings form, ``<kind>__<name>`` on the new-batch
+    form (every kind's settings are there; the chosen kind's count)."""
+    name = field.removeprefix("kind_settings.")
+    if name == field:
+        return field
+    kind = getattr(form, "cleaned_data", {}).get("kind")
+    for candidate in (f"setting__{name}", f"{kind}__{name}"):
+        if candidate in form.fields:
+            return candidate
+    return field
 
 
 # --------------------------------------------------------------------------- batch list

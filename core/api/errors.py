@@ -10,15 +10,16 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from core.errors import InvalidInput, ServiceError, Unavailable
+from core.errors import ServiceError, Unavailable, field_named
 from core.http.errors import database_unavailable, is_database_outage, status_of
 
 
 def exception_handler(exc, context):
     if isinstance(exc, ServiceError):
         body = {"detail": str(exc)}
-        if isinstance(exc, InvalidInput):
-            body["field"] = exc.field
+        field = field_named(exc)
+        if field:
+            body["field"] = field
         if exc.code:
             body["code"] = exc.code
         if isinstance(exc, Unavailable):

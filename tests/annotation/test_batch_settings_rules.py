@@ -5,8 +5,10 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Batch
 from annotation.services.batches import create_batch, update_batch
+from annotation.services.labelling import submit_label
+from annotation.services.leasing import lease_next_item
 from core.errors import InvalidInput
-from tests.factories import make_batch
+from tests.factories import make_batch, make_participant
 from tests.staff import token_client
 
 pytestmark = pytest.mark.django_db
@@ -168,3 +170,29 @@ def test_a_new_batch_without_a_title_takes_its_slug_on_the_api_as_on_the_page():
         "/api/v1/batches/untitled/", {"title": " "}, content_type="application/json"
     )
     assert renamed.status_code == 400 and renamed.json()["field"] == "title"
+
+
+def test_a_conflict_names_its_field_as_a_refused_value_does():
+    batch = make_batch(n_items=1, per_item=3)
+    for _ in range(2):
+        participation = make_participant(batch)
+        outcome = lease_next_item(batch, participation)
+        submit_label(participation.annotator, outcome.assignment.pk, 4, 1500)
+    client = token_client("admin")
+    lowered = client.patch(
+        f"/api/v1/batches/{batch.slug}/",
+        {"annotations_per_item": 1},
+        content_type="application/json",
+    )
+    assert lowered.status_code == 409
+    assert lowered.json()["field"] == "annotations_per_item"
+    assert "N cannot go below 2" in lowered.json()["detail"]
+    taken = client.post(
+        "/api/v1/batches/",
+        {"slug": batch.slug, "kind": "absolute", "title": "again"},
+        content_type="application/json",
+    )
+    assert taken.status_code == 409 and taken.json()["field"] == "slug"
+    # a message that does not start by naming a field names none
+    missing = client.get("/api/v1/batches/no-such-batch/")
+    assert missing.status_code == 404 and "field" not in missing.json()

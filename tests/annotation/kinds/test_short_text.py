@@ -2,6 +2,7 @@
 through the real HTTP API, normalisers and failed cells, exports and the data card."""
 
 import io
+import re
 
 import pytest
 from django.core.management import call_command
@@ -263,11 +264,11 @@ def test_api_accepts_and_checks_kind_settings():
         "normaliser": "lowercase",
     }
     for settings, field in [
-        ({"normaliser": "stemmer"}, "normaliser"),
-        ({"max_chars": 101}, "max_chars"),
-        ({"max_words": 0}, "max_words"),
-        ({"max_words": "two"}, "max_words"),
-        ({"colour": "blue"}, "colour"),
+        ({"normaliser": "stemmer"}, "kind_settings.normaliser"),
+        ({"max_chars": 101}, "kind_settings.max_chars"),
+        ({"max_words": 0}, "kind_settings.max_words"),
+        ({"max_words": "two"}, "kind_settings.max_words"),
+        ({"colour": "blue"}, "kind_settings.colour"),
         ("max_words=2", "kind_settings"),
     ]:
         refused = staff.post(
@@ -298,7 +299,18 @@ def test_normaliser_is_fixed_once_the_batch_holds_labels():
     answer_as(batch, "first", "blue")
     with pytest.raises(InvalidInput) as refused:
         update_batch(batch, {"kind_settings": {"normaliser": "lowercase"}})
-    assert refused.value.field == "normaliser"
+    assert refused.value.field == "kind_settings.normaliser"
+    # on the settings page the refusal stands next to the normaliser's field
+    batch.refresh_from_db()
+    fields = {**form_defaults(BatchEditForm.for_batch(batch)), "setting__normaliser": "lowercase"}
+    page = staff_client().post(f"/manage/{batch.slug}/edit", fields)
+    assert page.status_code == 400
+    field_error = re.search(
+        r'id="id_setting__normaliser_error"[^>]*>(.*?)</', page.content.decode(), re.S
+    )
+    assert field_error is not None and "labels" in field_error.group(1), page.content.decode()[
+        :3000
+    ]
     # the limits may still change
     batch = update_batch(batch, {"kind_settings": {"max_words": 2}})
     assert batch.kind_settings == {"max_words": 2, "max_chars": 40, "normaliser": "census"}

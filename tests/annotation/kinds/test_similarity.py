@@ -177,5 +177,5 @@ def test_create_batch_command_and_api_create_similarity_batches():
         },
         content_type="application/json",
     )
-    assert refused.status_code == 400 and refused.json()["field"] == "max_words"
+    assert refused.status_code == 400 and refused.json()["field"] == "kind_settings.max_words"
     assert json.loads(created.content)["kind_settings"] == {}
