@@ -114,7 +114,7 @@ def register_extensions() -> None:
         "annotators",
         Column(
             "crowd_spearman",
-            "Crowd ρ",
+            "Crowd\u00a0ρ",
             _crowd_spearman,
             title=_crowd_title,
             note=_crowd_note,

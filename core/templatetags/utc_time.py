@@ -12,6 +12,7 @@ from django import template
 register = template.Library()
 
 FORMAT = "%Y-%m-%d %H:%M UTC"
+DAY_FORMAT = "%Y-%m-%d"
 
 
 @register.filter
@@ -20,3 +21,12 @@ def utc(moment: datetime | None) -> str:
     if not moment:
         return ""
     return moment.astimezone(UTC).strftime(FORMAT)
+
+
+@register.filter
+def utc_day(moment: datetime | None) -> str:
+    """The UTC day of an aware datetime, ``YYYY-MM-DD`` (a narrow column's short form;
+    the full time goes in its ``title``); empty for ``None``."""
+    if not moment:
+        return ""
+    return moment.astimezone(UTC).strftime(DAY_FORMAT)

@@ -135,6 +135,12 @@ def test_staff_pages_have_no_axe_violations(
             box = action.bounding_box()
             assert box and box["x"] + box["width"] <= WIDE["width"], box
             expect(action).to_be_in_viewport()
+            # every column in view: the sticky action column covers none of them
+            overflow = page.evaluate(
+                "() => { const box = document.querySelector('.table-wrap');"
+                " return box.scrollWidth - box.clientWidth; }"
+            )
+            assert overflow <= 0, f"the annotators table scrolls {overflow} px sideways"
         check(page, artifacts, "annotators", viewport)
 
         # one item's labels, reached from the annotators page's look-up
