@@ -130,6 +130,24 @@ def unsettled_run(batch: Batch, platform: str) -> BonusRun | None:
     )
 
 
+def how_to_settle(batch: Batch, run: BonusRun) -> str:
+    """What a person does about an unsettled run before anything more is paid."""
+    if run.platform == Platform.PROLIFIC and run.state in (
+        BonusRun.State.PAYING,
+        BonusRun.State.UNKNOWN,
+    ):
+        return (
+            f"bonus run {run.pk} may have paid (its answer was lost): check the study's "
+            f"bonus payments on Prolific, then `manage.py prolific bonus {batch.slug} "
+            f"--resolve {run.pk} paid` (or unpaid)."
+        )
+    if run.platform == Platform.PROLIFIC and run.state == BonusRun.State.CREATED:
+        return f"bonus run {run.pk} is set up on Prolific but not paid: --apply pays it."
+    if run.platform == Platform.PROLIFIC:
+        return f"bonus run {run.pk} was planned but never set up: --apply replaces it."
+    return f"bonus run {run.pk} is {run.state}: --apply resumes it with the same tokens."
+
+
 def plan_run(
     batch: Batch, platform: str, basis: str, rate: Decimal, rows: list[BonusRow], actor: Actor
 ) -> BonusRun | None:
@@ -186,19 +204,26 @@ def pay_prolific(batch: Batch, client, *, actor: Actor, run: BonusRun) -> BonusR
         except (ProlificError, Ambiguous) as failed:
             # nothing can have been paid: a bulk payment is only paid by the pay request
             return set_state(
-                run, BonusRun.State.ABANDONED, actor=actor, detail=f"set-up failed: {failed}"
+                run,
+                BonusRun.State.ABANDONED,
+                actor=actor,
+                detail=f"set-up failed: {failed}",
+                expected=(BonusRun.State.PLANNED,),
             )
         total = created.get("total_amount")
+        # a run another request abandoned meanwhile stops here: its set-up is never paid
         run = set_state(
             run,
             BonusRun.State.CREATED,
             actor=actor,
+            expected=(BonusRun.State.PLANNED,),
             remote_id=str(created.get("id", "")),
             platform_total=Decimal(str(total)).quantize(CENT) if total is not None else None,
         )
     if run.state != BonusRun.State.CREATED or not run.remote_id:
         raise Conflict(f"bonus run {run.pk} is {run.state}: it cannot be paid now")
-    run = set_state(run, BonusRun.State.PAYING, actor=actor)
+    # one pay request per run, whoever else is at it
+    run = set_state(run, BonusRun.State.PAYING, actor=actor, expected=(BonusRun.State.CREATED,))
     try:
         client.pay_bonuses(run.remote_id)
     except ProlificError as refused:
@@ -223,7 +248,13 @@ def resolve(batch: Batch, run_id: int, outcome: str, *, actor: Actor) -> BonusRu
     if outcome not in ("paid", "unpaid"):
         raise InvalidInput("outcome", "is paid or unpaid")
     state = BonusRun.State.PAID if outcome == "paid" else BonusRun.State.FAILED
-    return set_state(run, state, actor=actor, detail=f"resolved by {actor.name}: {outcome}")
+    return set_state(
+        run,
+        state,
+        actor=actor,
+        detail=f"resolved by {actor.name}: {outcome}",
+        expected=(BonusRun.State.UNKNOWN, BonusRun.State.PAYING),
+    )
 
 
 def _amount(field: str, value) -> Decimal:
@@ -249,24 +280,32 @@ def pay_owed(
     """
     from crowd.services import mturk
 
-    pending = unsettled_run(batch, platform)
-    if platform == Platform.PROLIFIC and pending is not None:
-        if pending.state in (BonusRun.State.PAYING, BonusRun.State.UNKNOWN):
-            raise Conflict(
-                f"bonus run {pending.pk} may have paid (its answer was lost): check the "
-                f"study's bonus payments on Prolific, then `manage.py prolific bonus "
-                f"{batch.slug} --resolve {pending.pk} paid` (or unpaid). Nothing was sent."
-            )
-        if pending.state == BonusRun.State.PLANNED:
-            set_state(pending, BonusRun.State.ABANDONED, actor=actor, detail="never set up")
-            pending = None
-    rows: list[BonusRow] = []
-    run = pending
-    if run is None:
-        rows = compute(batch, platform, basis, rate)
-        run = plan_run(batch, platform, basis, Decimal(str(rate)), rows, actor)
+    # What is owed is read and the run planned under the batch's lock: a second request
+    # (a double click, a retry, another admin) waits, then sees this run in the ledger.
+    # The lock is a short transaction; the platform is called after it, each step of the
+    # run taken only from the state it expects (``set_state``).
+    with transaction.atomic():
+        Batch.objects.select_for_update(no_key=True).filter(pk=batch.pk).first()
+        pending = unsettled_run(batch, platform)
+        if platform == Platform.PROLIFIC and pending is not None:
+            if pending.state in (BonusRun.State.PAYING, BonusRun.State.UNKNOWN):
+                raise Conflict(f"{how_to_settle(batch, pending)} Nothing was sent.")
+            if pending.state == BonusRun.State.PLANNED:
+                set_state(
+                    pending,
+                    BonusRun.State.ABANDONED,
+                    actor=actor,
+                    detail="never set up",
+                    expected=(BonusRun.State.PLANNED,),
+                )
+                pending = None
+        rows: list[BonusRow] = []
+        run = pending
         if run is None:
-            return rows, None
+            rows = compute(batch, platform, basis, rate)
+            run = plan_run(batch, platform, basis, Decimal(str(rate)), rows, actor)
+            if run is None:
+                return rows, None
     if platform == Platform.PROLIFIC:
         return rows, pay_prolific(batch, client, actor=actor, run=run)
     return rows, mturk.pay_run(batch, client, actor=actor, run=run)

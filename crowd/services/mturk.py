@@ -297,7 +297,13 @@ def pay_run(batch: Batch, client, *, actor: Actor, run: BonusRun) -> BonusRun:
     from botocore.exceptions import BotoCoreError, ClientError
 
     if run.state == BonusRun.State.PLANNED:
-        run = set_state(run, BonusRun.State.PAYING, actor=actor)
+        # resumed by two requests at once, the lines' tokens keep MTurk from paying twice
+        run = set_state(
+            run,
+            BonusRun.State.PAYING,
+            actor=actor,
+            expected=(BonusRun.State.PLANNED, BonusRun.State.PAYING),
+        )
     lines = run.lines.exclude(state__in=["paid", "failed"]).order_by("participant_id")
     for line in lines:
         BonusLine.objects.filter(pk=line.pk).update(state="sent")

@@ -96,6 +96,9 @@ def test_a_lost_pay_answer_is_never_resent_until_resolved(prolific):
     with pytest.raises(CommandError, match="may have paid"):
         bonus(batch, "--per-item", "0.10", "--apply")
     assert len(prolific.writes("/api/v1/bulk-bonus-payments/")) == 1
+    # the preview says how to settle it (--apply refuses; --resolve settles)
+    preview = bonus(batch, "--per-item", "0.10")
+    assert f"--resolve {run.pk} paid" in preview and "--apply settles" not in preview
     # the researcher checks Prolific (it did pay) and says so
     assert "now paid" in bonus(batch, "--resolve", str(run.pk), "paid")
     assert "Nobody is owed anything" in bonus(batch, "--per-item", "0.10", "--apply")

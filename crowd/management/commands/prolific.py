@@ -89,7 +89,7 @@ class Command(BaseCommand):
         if not options["apply"]:
             pending = bonuses.unsettled_run(batch, Platform.PROLIFIC)
             if pending is not None:
-                self.stdout.write(f"Bonus run {pending.pk} is {pending.state}: --apply settles it.")
+                self.stdout.write(bonuses.how_to_settle(batch, pending))
             for line in commands.bonus_table(
                 bonuses.compute(batch, Platform.PROLIFIC, basis, rate), batch.reward_currency
             ):
