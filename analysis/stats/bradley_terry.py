@@ -31,6 +31,10 @@ __all__ = ["DavidsonFit", "davidson_fit", "davidson_fit_many", "win_probabilitie
 
 TOLERANCE = 1e-10
 MAX_ITERATIONS = 200
+# With ties, a strongly connected graph is not always enough: B beating A every time while
+# each ties C once lets B/A and nu grow together and every outcome's probability tend to 1.
+# Newton's information then vanishes (a singular matrix): the fit has no finite maximum.
+NO_FINITE_MAXIMUM = "no finite maximum: the strengths and the tie parameter grow without bound"
 
 
 class DavidsonFit(NamedTuple):
@@ -114,7 +118,10 @@ def davidson_fit(
         gradient, information = _gradient_information(
             params, low, high, w_lh, w_hl, t_lh, n_pair, m, with_ties
         )
-        step = np.linalg.solve(information + shift, gradient)
+        try:
+            step = np.linalg.solve(information + shift, gradient)
+        except np.linalg.LinAlgError:
+            return DavidsonFit(None, None, iterations, NO_FINITE_MAXIMUM)
         scale = 1.0
         while True:
             trial = params + scale * step
@@ -195,6 +202,21 @@ def win_probabilities(log_strength: np.ndarray, tie_parameter: float) -> np.ndar
     probability = np.exp(a - top) / d
     np.fill_diagonal(probability, np.nan)
     return probability
+
+
+def _newton_steps(matrices: np.ndarray, gradients: np.ndarray) -> np.ndarray:
+    """Each row's Newton step ``matrices[r]^-1 gradients[r]``; NaN for a row whose matrix
+    is singular (its strengths run off without bound: the information vanishes)."""
+    try:
+        return np.linalg.solve(matrices, gradients[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        steps = np.full(gradients.shape, np.nan)
+        for row in range(matrices.shape[0]):
+            try:
+                steps[row] = np.linalg.solve(matrices[row], gradients[row])
+            except np.linalg.LinAlgError:
+                continue
+        return steps
 
 
 def _strongly_connected(reach: np.ndarray) -> np.ndarray:
@@ -296,7 +318,14 @@ def davidson_fit_many(
             information[:, :, m] += column
             information[:, m, :] += column
             information[:, m, m] = (n * (p_t - p_t**2)).sum(axis=1)
-        step = np.linalg.solve(information + shift, gradient[:, :, None])[:, :, 0]
+        step = _newton_steps(information + shift, gradient)
+        stuck = ~np.isfinite(step).all(axis=1)  # no finite maximum: never fitted
+        if stuck.any():
+            active[rows_now[stuck]] = False
+            keep = ~stuck
+            rows_now, x, step = rows_now[keep], x[keep], step[keep]
+            if not rows_now.size:
+                continue
         scale = np.ones(rows_now.size)
         before = current[rows_now]
         for _halving in range(27):  # down to 2**-26 < 1e-8, as davidson_fit

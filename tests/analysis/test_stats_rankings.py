@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
+from analysis.stats.bradley_terry import davidson_fit_many
 from analysis.stats.rankings import (
     davidson_fit,
     kendall_tau_b,
@@ -109,6 +110,36 @@ def test_a_model_that_never_loses_has_no_maximum():
     ties = np.zeros((3, 3))
     ties[0, 1] = ties[1, 0] = 1
     assert davidson_fit(wins, ties).log_strength is not None
+
+
+def test_a_winner_and_a_loser_each_tied_with_a_third_have_no_finite_maximum():
+    # B always beats A, and each ties C once: the graph is strongly connected, yet B / A and
+    # nu grow together without bound (every outcome's probability tends to 1)
+    wins = np.array([[0, 0, 0], [7, 0, 0], [0, 0, 0]], dtype=float)
+    ties = np.array([[0, 0, 1], [0, 0, 1], [1, 1, 0]], dtype=float)
+    fit = davidson_fit(wins, ties)
+    assert fit.log_strength is None and "no finite maximum" in fit.reason
+    bounded_wins = wins.copy()
+    bounded_wins[0, 1] = 1  # A beats B once: the maximum exists
+    start = davidson_fit(bounded_wins, ties).log_strength
+    assert start is not None
+    out, fitted = davidson_fit_many(np.stack([wins, bounded_wins]), np.stack([ties, ties]), start)
+    assert fitted.tolist() == [False, True]
+    assert np.isnan(out[0]).all() and out[1] == pytest.approx(start, abs=1e-8)
+
+
+def test_resamples_without_a_finite_maximum_leave_the_intervals_to_the_others():
+    # seven annotators prefer B to A, two call A and C (B and C) a tie, one prefers A to B:
+    # a resample by annotator without the last has no finite maximum
+    a = np.array([0] * 7 + [0, 1, 0])
+    b = np.array([1] * 7 + [2, 2, 1])
+    value = np.array([-1] * 7 + [0, 0, 1])
+    annotator = np.arange(10)
+    result = pairwise_rankings(a, b, value, annotator, 3, 10, n_resamples=200, seed=3)
+    assert result.fit.log_strength is not None
+    assert result.ranking.rank.tolist() == [3, 1, 2]
+    assert 0 < result.ranking.n_resamples_used < 200  # those without a maximum left out
+    assert np.isfinite(result.ranking.ci).all()
 
 
 def test_win_probabilities_with_the_tie_probability_sum_to_one():
