@@ -432,7 +432,11 @@
   function updateSelection() {
     if (textInput) showAnswerProblem(textProblem(textInput.value.trim()));
     const answered = selectedValue() !== null || extras.passChosen();
-    if ((statusKind === "error" || statusKind === "hint" || statusKind === "notice") && answered) {
+    // a choice made on the item shown clears the hint about it; with no item shown (an
+    // ending, a refusal) the message stays: hiding the form blurs a typed answer, whose
+    // "change" would otherwise wipe the one explanation left on the page
+    const onItem = current !== null;
+    if (onItem && (statusKind === "error" || statusKind === "hint" || statusKind === "notice") && answered) {
       showStatus("");
     }
     form.querySelectorAll(".choice").forEach((label) => {

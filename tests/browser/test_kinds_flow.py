@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotation.models import Annotator, Label
+from annotation.services.batches import change_state
 from tests.annotation.kinds.studies import make_study
 from tests.browser.conftest import PHONE, WIDE
 
@@ -166,3 +167,20 @@ def test_similarity_keys_1_to_4_and_layout(page: Page, live_server, artifacts):
     }
     assert stored == {text.strip(): value for text, value in given.items()}
     assert [label.value for label in labels_of("judge")] == [4, 1]
+
+
+def test_a_refusal_after_a_typed_answer_stays_on_the_page(page: Page, live_server):
+    # closing the batch mid-task: the answer is kept, and the next item is refused; hiding
+    # the form blurs the typed answer, whose change event must not wipe the explanation
+    batch = make_study("short_text", slug="browser-short-closed", n_items=3, per_item=1)
+    enter_study(page, live_server, batch, "closer")
+    page.keyboard.type("green")
+    change_state(batch, "closed")
+    page.keyboard.press("Enter")
+    status = page.locator("#status")
+    expect(page.locator("#rating")).to_be_hidden()
+    expect(status).to_be_visible()
+    expect(status).to_contain_text("closed")
+    page.wait_for_timeout(300)  # any late event has run
+    expect(status).to_contain_text("closed")
+    assert [label.text for label in labels_of("closer")] == ["green"]
