@@ -15,7 +15,8 @@
 // - Links open in a new tab: following one never leaves the study.
 (function () {
   "use strict";
-  const gettext = window.gettext || ((text) => text);
+  // looked up when used: this script may run before the page's catalogue has loaded
+  const gettext = (text) => (window.gettext ? window.gettext(text) : text);
 
   const BLOCKS = "p, li, blockquote, h1, h2, h3, h4, h5, h6, td, th, dt, dd";
 
