@@ -590,6 +590,15 @@
     el("keys-button").addEventListener("click", openKeysHelp);
   }
 
+  // The digit a key stands for: the digit it types, or the digit key it is (event.code
+  // names the physical key whatever the layout: on a French AZERTY keyboard the 1 key
+  // types "&" unshifted, on an Arabic one "١"), so "press 1" works on every keyboard.
+  function keyDigit(event) {
+    if (/^[0-9]$/.test(event.key)) return event.key;
+    const physical = /^(?:Digit|Numpad)([0-9])$/.exec(event.code || "");
+    return physical ? physical[1] : null;
+  }
+
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.isComposing) return; // this Enter confirms a word in an input method
@@ -597,14 +606,15 @@
     if (el("rating").hidden) return;
     const target = event.target;
     const typing = isTextField(target);
+    const digit = keyDigit(event);
     if (event.key === "?" && !typing) {
       event.preventDefault();
       openKeysHelp();
-    } else if (!typing && extras.passKey && event.key === extras.passKey) {
+    } else if (!typing && extras.passKey && digit === extras.passKey) {
       event.preventDefault();
       extras.togglePass();
-    } else if (!typing && /^[1-9]$/.test(event.key)) {
-      const radio = radios.find((r) => r.dataset.key === event.key);
+    } else if (!typing && digit && digit !== "0") {
+      const radio = radios.find((r) => r.dataset.key === digit);
       if (radio) {
         event.preventDefault();
         choose(radio);

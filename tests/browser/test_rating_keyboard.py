@@ -231,3 +231,29 @@ def test_on_a_phone_a_link_skips_past_a_long_first_response(page: Page, live_ser
     page.keyboard.press("Enter")
     expect(page.locator("#done")).to_be_visible()
     assert labels(batch) == [0]
+
+
+def test_the_digit_keys_choose_on_every_keyboard_layout(page: Page, live_server):
+    batch = make_batch(n_items=2, per_item=1)
+    enter_study(page, live_server, batch, "azerty")
+
+    def press(key: str, code: str) -> None:
+        page.evaluate(
+            "([key, code]) => document.body.dispatchEvent("
+            "new KeyboardEvent('keydown', {key, code, bubbles: true, cancelable: true}))",
+            [key, code],
+        )
+
+    for key, code, chosen in [
+        ("&", "Digit1", "1"),  # French AZERTY: the 1 key types & unshifted
+        ("é", "Digit2", "2"),
+        ("٣", "Digit3", "3"),  # Arabic keyboard
+        ("4", "Numpad4", "4"),
+    ]:
+        press(key, code)
+        expect(page.locator(f".choice[data-key='{chosen}']")).to_have_class(
+            re.compile(r"\bselected\b")
+        )
+    page.keyboard.press("Enter")
+    wait_for_progress(page, "1 / 2 done")
+    assert labels(batch) == [4]
