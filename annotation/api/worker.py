@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import BasePermission
@@ -21,6 +21,7 @@ from annotation.services import sql
 from annotation.services.admission import completion
 from annotation.services.bundles import bundle_progress
 from annotation.services.labelling import submit_label
+from annotation.services.leases import no_such_assignment
 from annotation.services.leasing import (
     LeaseOutcome,
     NoWorkReason,
@@ -55,6 +56,15 @@ class WorkerSessionAuthentication(SessionAuthentication):
         self.enforce_csrf(request)
         return (WorkerPrincipal(session), None)
 
+    def enforce_csrf(self, request):
+        try:
+            super().enforce_csrf(request)
+        except exceptions.PermissionDenied as refused:
+            # DRF's "CSRF Failed: …" is for developers; the page shows this to a participant
+            raise exceptions.PermissionDenied(
+                gettext("This page's security check failed. Reload the page and try again.")
+            ) from refused
+
 
 class IsWorker(BasePermission):
     message = gettext_lazy("Open the study link from your crowd platform first.")
@@ -78,6 +88,11 @@ class WorkerAPIView(APIView):
     content_negotiation_class = JsonOnly
     parser_classes = [JSONParser]
     renderer_classes = [JSONRenderer]
+
+    def permission_denied(self, request, message=None, code=None):
+        """A browser without the entry page's session reads how to get one, in its
+        language (DRF would answer "Authentication credentials were not provided.")."""
+        raise exceptions.PermissionDenied(message or IsWorker.message, code=code)
 
 
 class NextItemResponse(serializers.Serializer):
@@ -197,7 +212,7 @@ class HeartbeatView(WorkerAPIView):
     )
     def post(self, request, assignment_id: str):
         annotators = Annotator.objects.filter(pk__in=worker_session.annotator_pks(request.session))
-        last_error = NotFound("No such assignment.")
+        last_error = no_such_assignment()
         for annotator in annotators:
             try:
                 assignment = extend_lease(annotator, _assignment_uuid(assignment_id))
@@ -212,7 +227,7 @@ def _assignment_uuid(raw: str) -> uuid.UUID:
     try:
         return uuid.UUID(str(raw))
     except (ValueError, AttributeError, TypeError) as bad:
-        raise NotFound("No such assignment.") from bad
+        raise no_such_assignment() from bad
 
 
 # MTurk's ExternalQuestion passes turkSubmitTo; only its own hosts are trusted as targets.
@@ -281,7 +296,7 @@ class SubmitLabelView(WorkerAPIView):
             raise InvalidInput("body", "must be a JSON object with 'value' and 'duration_ms'")
         if "value" not in body and body.get("cant_judge") is not True:
             raise InvalidInput("value", "is required (or cant_judge: true, where offered)")
-        last_error = NotFound("No such assignment.")
+        last_error = no_such_assignment()
         # a session may hold a few batches' annotators; the assignment names its own, and
         # submit_label finds it only for that one (no query for the annotators themselves)
         for annotator in _session_annotators(request.session):

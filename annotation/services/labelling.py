@@ -25,9 +25,9 @@ from annotation.models import (
     Purpose,
 )
 from annotation.services import known_batches, policies, quality, slots, sql
-from annotation.services.leases import TAKEN_OVER
+from annotation.services.leases import TAKEN_OVER, no_such_assignment
 from annotation.setting_rules import MAX_COMMENT_CHARS
-from core.errors import Conflict, InvalidInput, NotFound
+from core.errors import Conflict, InvalidInput
 from core.locking import lock_rows
 from core.text import check_text
 
@@ -121,7 +121,7 @@ def submit_label(
             .first()
         )
         if assignment is None:
-            raise NotFound("No such assignment.")
+            raise no_such_assignment()
         batch = assignment.batch
         kind = batch.task_kind
         _check_offered(batch, cant_judge, comment)
@@ -243,7 +243,7 @@ def _submit_in_one_statement(submitted: Submission) -> SubmitOutcome | None:
         cursor.execute(_lease_sql(), params)
         row = cursor.fetchone()
     if row is None:
-        raise NotFound("No such assignment.")
+        raise no_such_assignment()
     n_assignment = len(sql.columns(Assignment))
     assignment = sql.instance(Assignment, row[:n_assignment])
     assignment.batch = sql.instance(Batch, row[n_assignment:-3])
@@ -432,7 +432,7 @@ def _parse_assignment_id(assignment_id) -> uuid.UUID:
     try:
         return uuid.UUID(str(assignment_id))
     except (ValueError, AttributeError, TypeError) as bad:
-        raise NotFound("No such assignment.") from bad
+        raise no_such_assignment() from bad
 
 
 def _stored(label: Label) -> CleanLabel:

@@ -26,6 +26,12 @@ TAKEN_OVER = gettext_lazy(
 EXPIRY_CHUNK = 1000
 
 
+def no_such_assignment() -> NotFound:
+    """The answer to a lease that is not the caller's, or not there (the two look the
+    same), in the participant's language."""
+    return NotFound(gettext("No such assignment."))
+
+
 def new_lease(
     batch: Batch,
     annotator_id: int,
@@ -63,7 +69,7 @@ def extend_lease(annotator: Annotator, assignment_id, now: datetime | None = Non
             .first()
         )
         if assignment is None:
-            raise NotFound("No such assignment.")
+            raise no_such_assignment()
         if assignment.state != AssignmentState.OPEN or assignment.expires_at <= now:
             raise Conflict(
                 "assignment: " + gettext("this lease is no longer open; it cannot be extended")

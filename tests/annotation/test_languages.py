@@ -322,3 +322,33 @@ def test_create_batch_takes_the_languages_and_a_translations_file(tmp_path):
         call_command(
             "create_batch", "bad-labels", "--kind", "pairwise", "--translations", str(translations)
         )
+
+
+def test_the_worker_apis_refusals_are_in_the_participants_language():
+    batch = make_batch(n_items=1, per_item=1, languages=["en", "ja"])
+    # no session at all: how to get one (not DRF's "Authentication credentials…")
+    stranger = Client(HTTP_ACCEPT_LANGUAGE="ja")
+    refused = stranger.post(f"/api/v1/work/{batch.slug}/next", "{}", "application/json")
+    assert refused.status_code == 403
+    assert (
+        refused.json()["detail"]
+        == "まず、ご利用のプラットフォームから調査のリンクを開いてください。"
+    )
+    # a session, but the page's security token missing
+    client = Client(HTTP_ACCEPT_LANGUAGE="ja", enforce_csrf_checks=True)
+    enter(client, batch, "w-ja")
+    client.post(
+        f"/work/{batch.slug}/consent", {"csrfmiddlewaretoken": client.cookies["csrftoken"].value}
+    )
+    no_token = client.post(f"/api/v1/work/{batch.slug}/next", "{}", "application/json")
+    assert no_token.status_code == 403
+    assert no_token.json()["detail"].startswith("このページのセキュリティ確認に失敗しました")
+    # an assignment that is not theirs
+    token = {"HTTP_X_CSRFTOKEN": client.cookies["csrftoken"].value}
+    unknown = client.post(
+        "/api/v1/assignments/00000000-0000-0000-0000-000000000000/label",
+        '{"value": 3, "duration_ms": 1000}',
+        "application/json",
+        **token,
+    )
+    assert unknown.status_code == 404 and unknown.json()["detail"] == "この課題はありません。"
