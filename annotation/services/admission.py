@@ -241,21 +241,26 @@ def completion(batch: Batch, participation: Participation, done: int) -> Complet
     * at least one item done: ``Ending.COMPLETED``, the completion code (and URL);
     * nothing done: ``completion_for_newcomer`` — never a code for nothing;
     * an invitation-link worker of a batch without a completion URL sees a plain thank
-      you (``Ending.THANKS``): no code (there is no platform to give it to).
+      you (``Ending.THANKS``): no code (there is no platform to give it to);
+    * an MTurk worker is never sent to the batch's addresses: they submit the HIT.
     """
-    invited = participation.annotator.platform == "generic"
+    platform = participation.annotator.platform
+    invited = platform == "generic"
+    # an MTurk worker ends by submitting the HIT (the page's form to MTurk): the batch's
+    # addresses are another platform's (Prolific's completion link), never theirs
+    own_address = platform != "mturk"
     if participation.status == Participation.Status.EXCLUDED:
+        url = (batch.screen_out_url or None) if own_address else None
         if invited:
-            return Completion(Ending.SCREENED_OUT, None, batch.screen_out_url or None, False)
+            return Completion(Ending.SCREENED_OUT, None, url, False)
         code = batch.screen_out_code or None
-        return Completion(Ending.SCREENED_OUT, code, batch.screen_out_url or None, not code)
+        return Completion(Ending.SCREENED_OUT, code, url, not code)
     if invited and not batch.completion_url:
         return Completion(Ending.THANKS, None, None, False)
     if done > 0:
-        return Completion(
-            Ending.COMPLETED, batch.completion_code, batch.completion_url or None, False
-        )
-    return completion_for_newcomer(batch, participation.annotator.platform)
+        url = (batch.completion_url or None) if own_address else None
+        return Completion(Ending.COMPLETED, batch.completion_code, url, False)
+    return completion_for_newcomer(batch, platform)
 
 
 def completion_for_newcomer(batch: Batch, platform: str = "") -> Completion:
@@ -264,6 +269,8 @@ def completion_for_newcomer(batch: Batch, platform: str = "") -> Completion:
     the study — except for an invitation-link worker, who has nothing to return."""
     if platform == "generic":
         return Completion(Ending.THANKS, None, None, False)
+    if platform == "mturk":  # nothing to submit: the HIT goes back (a code would not pay)
+        return Completion(Ending.FULL, None, None, True)
     if batch.full_code:
         # no link: the completion URL carries the completion code, which is not theirs
         return Completion(Ending.FULL, batch.full_code, None, False)

@@ -197,7 +197,11 @@ def test_script_in_a_response_is_inert():
 
 
 def test_mturk_worker_gets_the_externalsubmit_target_at_the_end():
+    # the batch also takes Prolific links: its completion link is Prolific's, not theirs
     batch = make_batch(n_items=1, per_item=1)
+    batch.completion_url = "https://app.prolific.com/submissions/complete?cc=DONE1"
+    batch.full_code = "FULL9"
+    batch.save(update_fields=["completion_url", "full_code"])
     client = enter(
         batch,
         workerId="W1",
@@ -212,6 +216,16 @@ def test_mturk_worker_gets_the_externalsubmit_target_at_the_end():
         "url": "https://workersandbox.mturk.com/mturk/externalSubmit",
         "assignmentId": "A1",
     }
+    assert end["ending"] == "completed" and end["completion_url"] is None
+    # a second MTurk worker finds the batch full: return the HIT, no code that pays nothing
+    late = Client(enforce_csrf_checks=True)
+    page = late.get(f"/work/{batch.slug}/", {"workerId": "W9", "assignmentId": "A9", "hitId": "H1"})
+    assert "FULL9" not in page.content.decode() and "return the HIT" in page.content.decode()
+    from annotation.services.admission import completion_for_newcomer
+
+    full = completion_for_newcomer(batch, "mturk")
+    assert (full.code, full.url, full.return_study) == (None, None, True)
+    assert completion_for_newcomer(batch, "prolific").code == "FULL9"
 
 
 def test_untrusted_turk_submit_host_is_ignored_and_prolific_gets_none():
