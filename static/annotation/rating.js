@@ -173,7 +173,8 @@
   function refreshLayout() {
     const root = document.documentElement;
     const header = el("task-header");
-    root.style.scrollPaddingTop = (header ? header.offsetHeight : 0) + 8 + "px";
+    const stuck = header && getComputedStyle(header).position === "sticky";
+    root.style.scrollPaddingTop = (stuck ? header.offsetHeight : 0) + 8 + "px";
     // (a bar that rests at the end of the item, as a pair's on a phone, hides nothing)
     const sticky = !el("rating").hidden && getComputedStyle(form).position === "sticky";
     root.style.scrollPaddingBottom = (sticky ? form.offsetHeight : 0) + 8 + "px";
