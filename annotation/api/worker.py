@@ -109,7 +109,7 @@ class NextItemResponse(serializers.Serializer):
         "bundle, and partial (only the bundle's remaining items were given).",
     )
     ending = serializers.ChoiceField(
-        choices=["completed", "screened_out", "full", "thanks"], required=False
+        choices=["completed", "screened_out", "full", "thanks", "departed"], required=False
     )
     completion_code = serializers.CharField(allow_null=True, required=False)
     completion_url = serializers.CharField(allow_null=True, required=False)

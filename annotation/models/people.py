@@ -81,6 +81,9 @@ class Participation(models.Model):
     # RETURNED, APPROVED), kept in step by the platform's sync; empty: not known
     platform_status = models.CharField(max_length=32, blank=True, default="", db_default="")
     platform_status_at = models.DateTimeField(null=True, blank=True)
+    # when the platform said this person left the study (Prolific: returned, timed out,
+    # rejected): from then on they get no more items (``leasing``); empty: taking part
+    departed_at = models.DateTimeField(null=True, blank=True)
     first_seen_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(auto_now=True)
 

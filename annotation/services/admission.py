@@ -219,6 +219,7 @@ class Ending:
     SCREENED_OUT = "screened_out"  # excluded: the screen-out code and URL
     FULL = "full"  # did nothing (nothing was left): the full code, or return the study
     THANKS = "thanks"  # an invitation-link worker with nowhere to go: a plain thank you
+    DEPARTED = "departed"  # the platform says they left (returned…): no code, no address
 
 
 @dataclass(frozen=True)
@@ -242,15 +243,21 @@ def completion(batch: Batch, participation: Participation, done: int) -> Complet
     * nothing done: ``completion_for_newcomer`` — never a code for nothing;
     * an invitation-link worker of a batch without a completion URL sees a plain thank
       you (``Ending.THANKS``): no code (there is no platform to give it to);
-    * an MTurk worker is never sent to the batch's addresses: they submit the HIT.
+    * an MTurk worker who did items submits the HIT: never sent to the completion URL.
     """
     platform = participation.annotator.platform
     invited = platform == "generic"
-    # an MTurk worker ends by submitting the HIT (the page's form to MTurk): the batch's
-    # addresses are another platform's (Prolific's completion link), never theirs
+    # an MTurk worker who did items ends by submitting the HIT (the page's form to MTurk):
+    # the completion link is another platform's (Prolific's), never theirs
     own_address = platform != "mturk"
+    if participation.departed_at is not None and participation.status != (
+        Participation.Status.EXCLUDED
+    ):
+        # they returned the study (or it timed out): a code would ask to be paid for it
+        return Completion(Ending.DEPARTED, None, None, False)
     if participation.status == Participation.Status.EXCLUDED:
-        url = (batch.screen_out_url or None) if own_address else None
+        # (no HIT to submit when screened out: the screen-out address is theirs too)
+        url = batch.screen_out_url or None
         if invited:
             return Completion(Ending.SCREENED_OUT, None, url, False)
         code = batch.screen_out_code or None

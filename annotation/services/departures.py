@@ -55,7 +55,13 @@ def record_platform_status(
         previous = locked.platform_status
         locked.platform_status = status
         locked.platform_status_at = at or timezone.now()
-        locked.save(update_fields=["platform_status", "platform_status_at"])
+        # the platform is the one to say who takes part: a departure stops new items
+        # (``leasing``), a later status that is not one lets them go on
+        if departed and locked.departed_at is None:
+            locked.departed_at = locked.platform_status_at
+        elif not departed:
+            locked.departed_at = None
+        locked.save(update_fields=["platform_status", "platform_status_at", "departed_at"])
         audit.record(
             "annotator.platform_status",
             subject=locked.batch,

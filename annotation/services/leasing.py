@@ -102,6 +102,7 @@ class NoWorkReason:
     ALL_SEEN = "nothing_left_for_you"  # what remains, this annotator already labelled
     QUOTA = "quota_reached"
     EXCLUDED = "excluded"
+    DEPARTED = "departed"  # the platform says they left the study (returned, timed out…)
 
 
 @dataclass(frozen=True)
@@ -266,6 +267,8 @@ def lease_next_item(
             return LeaseOutcome(held, "", state.done, quota)
     if excluded:
         return LeaseOutcome(None, NoWorkReason.EXCLUDED, state.done, quota)
+    if participation.departed_at is not None:
+        return LeaseOutcome(None, NoWorkReason.DEPARTED, state.done, quota)
     if quota is not None and state.done >= quota:
         return LeaseOutcome(None, NoWorkReason.QUOTA, state.done, quota)
     if not one_statement_tried and _one_statement_applies(batch, state):
@@ -340,6 +343,8 @@ def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> 
             done = participation.regular_labels
             if participation.status == Participation.Status.EXCLUDED:
                 return LeaseOutcome(None, NoWorkReason.EXCLUDED, done, quota)
+            if participation.departed_at is not None:
+                return LeaseOutcome(None, NoWorkReason.DEPARTED, done, quota)
             current = (
                 lock_rows(
                     Assignment.objects.filter(

@@ -148,7 +148,7 @@ def lease_with_work_state(
 # removed fails a test in tests/annotation/test_known_batches.py)
 _READY_FOR_A_REGULAR_ITEM = """(
     SELECT s.id FROM state s
-    WHERE s.fresh AND NOT s.stale AND s.held IS NULL
+    WHERE s.fresh AND NOT s.stale AND s.held IS NULL AND s.departed_at IS NULL
       AND (s.browser_key = '' OR s.browser_key = %(browser_key)s)
       AND (s.consented_at IS NOT NULL OR NOT CAST(%(needs_consent)s AS boolean))
       AND (s.answered_at IS NOT NULL OR NOT CAST(%(needs_questionnaire)s AS boolean))

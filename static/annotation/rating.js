@@ -205,6 +205,9 @@
         : gettext("There is nothing left for you to rate in this study."),
       quota_reached: gettext("You have rated as many items as this study asks of one person."),
       excluded: doneBox.dataset.screenedOut,
+      departed: gettext(
+        "Your crowd platform reports that you have left this study (returned, timed out or rejected), so it has no more items for you."
+      ),
     };
     el("done-reason").textContent = waitedOut
       ? doneBox.dataset.waitedOut

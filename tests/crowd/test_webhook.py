@@ -113,3 +113,31 @@ def test_an_unknown_submission_is_recorded_and_changes_nothing(client, prolific)
     answer = deliver(client, status_change("sub-nobody", "nobody", "RETURNED"))
     assert answer.status_code == 200
     assert WebhookEvent.objects.get().outcome == "unknown_submission"
+
+
+def test_someone_who_returned_the_study_gets_no_more_items(client, prolific):
+    from django.test import Client
+
+    from tests.annotation.test_worker_api import enter, label, next_item
+
+    batch = prolific_batch(prolific, n_items=4, per_item=1)
+    submission = prolific.add_submission(batch.prolific_study_id, "pid-r", status="ACTIVE")
+    browser = enter(
+        batch,
+        client=Client(enforce_csrf_checks=True),
+        PROLIFIC_PID="pid-r",
+        STUDY_ID=batch.prolific_study_id,
+        SESSION_ID=submission,
+    )
+    label(browser, next_item(browser, batch).json()["assignment"], 3)
+    held = next_item(browser, batch).json()["assignment"]
+    assert deliver(client, status_change(submission, "pid-r", "RETURNED")).status_code == 200
+    # the lease they held is gone, and nothing more is handed out (an unpaid submission)
+    after = next_item(browser, batch).json()
+    assert after["assignment"] is None and after["reason"] == "departed"
+    assert after["ending"] == "departed"
+    assert (after["completion_code"], after["completion_url"]) == (None, None)
+    assert Assignment.objects.get(pk=held).state == "expired"
+    assert Assignment.objects.filter(batch=batch, state="open").count() == 0
+    # what they did before stays counted
+    assert Label.objects.filter(batch=batch, status="counted").count() == 1
