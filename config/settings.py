@@ -167,6 +167,10 @@ LANGUAGES = [
     ("ar", "العربية"),
 ]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# The addresses participants reach (their pages and API calls): an error answered there
+# before their language is known (a malformed link, an unknown address) follows the
+# browser's Accept-Language among LANGUAGES (core.http.responses)
+PARTICIPANT_PATH_PREFIXES = ("/work/", "/api/v1/work/", "/api/v1/assignments/")
 
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))

@@ -8,6 +8,9 @@ uses ``first_control_character`` on every query parameter and form field.
 
 import re
 
+from django.utils.functional import lazy
+from django.utils.translation import gettext
+
 from core.errors import InvalidInput
 
 # C0 controls and DEL; tab, line feed and carriage return are allowed in multi-line text.
@@ -27,10 +30,26 @@ def describe_control_character(text: str, index: int) -> str:
     return f"contains the control character U+{ord(text[index]):04X} at position {index + 1}"
 
 
+def _refusal_text(code: str, position: int) -> str:
+    return gettext(
+        "contains the control character U+%(code)s at position %(position)s; remove it"
+    ) % {"code": code, "position": position}
+
+
+# evaluated when shown, so that a participant reads it in their language (the refusal may
+# be made before their language is known: core.http.limits)
+_lazy_refusal = lazy(_refusal_text, str)
+
+
+def control_character_refusal(text: str, index: int):
+    """``describe_control_character`` and what to do, in the language of whoever reads it."""
+    return _lazy_refusal(f"{ord(text[index]):04X}", index + 1)
+
+
 def check_text(field: str, value, *, multiline: bool = False) -> None:
     """Raise ``InvalidInput(field, ...)`` if ``value`` (a string) holds a control character."""
     if not isinstance(value, str):
         return
     index = first_control_character(value, multiline=multiline)
     if index is not None:
-        raise InvalidInput(field, describe_control_character(value, index) + "; remove it")
+        raise InvalidInput(field, str(control_character_refusal(value, index)))

@@ -18,6 +18,7 @@ import sys
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext_lazy as _
 
 from core.errors import (
     Conflict,
@@ -34,6 +35,17 @@ logger = logging.getLogger(__name__)
 
 # How long a client should wait before retrying after the database failed to answer.
 DATABASE_RETRY_AFTER_SECONDS = 5
+
+# what each of these answers says (in the participant's language on their addresses)
+DATABASE_NOT_ANSWERING = _(
+    "The database is not answering at the moment; try again in a few seconds."
+)
+SERVER_FAILED = _("The server failed to answer this request; the error has been logged.")
+BODY_TOO_LARGE = _("The request body is larger than this server accepts.")
+TOO_MANY_FIELDS = _("The request has too many form fields.")
+UNREADABLE = _("The request could not be read.")
+FORBIDDEN = _("You may not open this address.")
+NOTHING_HERE = _("There is nothing at this address.")
 
 STATUS_BY_ERROR = [
     (InvalidInput, 400),
@@ -68,7 +80,7 @@ def database_unavailable(request: HttpRequest, error: BaseException) -> HttpResp
     return error_response(
         request,
         503,
-        "The database is not answering at the moment; try again in a few seconds.",
+        DATABASE_NOT_ANSWERING,
         retry_after=DATABASE_RETRY_AFTER_SECONDS,
     )
 
@@ -100,9 +112,7 @@ class ErrorResponseMiddleware:
 
 
 def _server_error(request: HttpRequest) -> HttpResponse:
-    return error_response(
-        request, 500, "The server failed to answer this request; the error has been logged."
-    )
+    return error_response(request, 500, SERVER_FAILED)
 
 
 # ---------------------------------------------------------------- URLconf handlers
@@ -110,18 +120,18 @@ def _server_error(request: HttpRequest) -> HttpResponse:
 
 def bad_request(request: HttpRequest, exception=None) -> HttpResponse:
     if isinstance(exception, RequestDataTooBig):
-        return error_response(request, 413, "The request body is larger than this server accepts.")
+        return error_response(request, 413, BODY_TOO_LARGE)
     if isinstance(exception, TooManyFieldsSent):
-        return error_response(request, 400, "The request has too many form fields.")
-    return error_response(request, 400, "The request could not be read.")
+        return error_response(request, 400, TOO_MANY_FIELDS)
+    return error_response(request, 400, UNREADABLE)
 
 
 def permission_denied(request: HttpRequest, exception=None) -> HttpResponse:
-    return error_response(request, 403, "You may not open this address.")
+    return error_response(request, 403, FORBIDDEN)
 
 
 def page_not_found(request: HttpRequest, exception=None) -> HttpResponse:
-    return error_response(request, 404, "There is nothing at this address.")
+    return error_response(request, 404, NOTHING_HERE)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -17,10 +17,11 @@ import json
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.utils.text import format_lazy
 
 from core.http.json_body import first_string_with, nests_deeper_than
 from core.http.responses import error_response
-from core.text import describe_control_character, first_control_character
+from core.text import control_character_refusal, first_control_character
 
 
 class RequestLimitsMiddleware:
@@ -107,7 +108,7 @@ def _bad_fields(request: HttpRequest, fields, *, multiline: bool) -> HttpRespons
 
 def _control_character_refusal(request, field: str, text: str, index: int) -> HttpResponse:
     shown = field.encode("unicode_escape").decode("ascii")  # a NUL in a name stays visible
-    detail = f"{shown}: {describe_control_character(text, index)}; remove it"
+    detail = format_lazy("{}: {}", shown, control_character_refusal(text, index))
     return error_response(request, 400, detail, field=shown)
 
 

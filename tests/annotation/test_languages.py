@@ -352,3 +352,29 @@ def test_the_worker_apis_refusals_are_in_the_participants_language():
         **token,
     )
     assert unknown.status_code == 404 and unknown.json()["detail"] == "この課題はありません。"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/work/{slug}/?worker=a%01b",  # refused before the page knows the study's language
+        "/work/{slug}/no-such-page",  # an address nobody made
+        "/work/no-such-study/task",
+    ],
+)
+def test_the_error_pages_a_participant_meets_are_in_their_language(path):
+    batch = make_batch(n_items=1, per_item=1, languages=["en", "ja"])
+    answer = browser("ja").get(path.format(slug=batch.slug))
+    assert answer.status_code in (400, 404), answer.status_code
+    page = answer.content.decode()
+    assert '<html lang="ja"' in page and answer["Content-Language"] == "ja"
+    # the study's own words and what the link carried are not the page's to translate
+    assert english_left(page, "worker", "U+0001", "consent") == set(), page[:600]
+
+
+def test_staff_error_pages_stay_in_english_whatever_the_browser_asks():
+    answer = browser("ja").get("/manage/no-such-page/nothing")
+    assert answer.status_code in (302, 404)
+    missing = browser("ja").get("/no-such-page")
+    assert missing.status_code == 404 and '<html lang="en"' in missing.content.decode()
+    assert "There is nothing at this address." in missing.content.decode()
