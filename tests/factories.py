@@ -102,6 +102,20 @@ def label_every_item(batch, worker_ids: list[str], value_of, duration_ms=lambda 
             submit_label(participation.annotator, outcome.assignment.pk, value, duration_ms(worker))
 
 
+def rate_until_drained(batch, people, value_of=lambda person, lease: 3, duration_ms=1500):
+    """The participations in ``people`` take turns, each answering what it is handed
+    (``value_of(person, lease)``), until nobody is handed anything more."""
+    progress = True
+    while progress:
+        progress = False
+        for person in people:
+            outcome = lease_next_item(batch, person)
+            if outcome.assignment is not None:
+                value = value_of(person, outcome.assignment)
+                submit_label(person.annotator, outcome.assignment.pk, value, duration_ms)
+                progress = True
+
+
 def make_categorised_batch(
     taxonomy: list[tuple[str, str, int]],
     *,

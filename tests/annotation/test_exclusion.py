@@ -6,20 +6,9 @@ from annotation.models import Item, Label, Participation
 from annotation.services.annotators import exclude_annotator, include_annotator
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import lease_next_item
-from tests.factories import make_batch, make_participant
+from tests.factories import make_batch, make_participant, rate_until_drained
 
 pytestmark = pytest.mark.django_db
-
-
-def rate_until_drained(batch, people, value=3):
-    progress = True
-    while progress:
-        progress = False
-        for person in people:
-            outcome = lease_next_item(batch, person)
-            if outcome.assignment is not None:
-                submit_label(person.annotator, outcome.assignment.pk, value, 100)
-                progress = True
 
 
 def test_exclusion_mid_study_still_ends_at_exactly_n():
