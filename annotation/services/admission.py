@@ -77,8 +77,13 @@ def _not_theirs(batch: Batch, items, annotator_id: int):
 
 def takeable_items(batch: Batch, annotator_id: int):
     """Items with a free slot that this annotator was never leased — in a bundled batch,
-    of bundles they never touched (only regular items have slots: a check's target is 0)."""
+    of bundles they could be leased whole now (``bundles.takeable_bundles``: one item with
+    a free slot is not enough while another of its bundle has none), so that nobody is
+    let in to consent only to be told to wait (only regular items have slots: a check's
+    target is 0)."""
     items = Item.objects.filter(batch=batch, reserved_count__lt=F("target"))
+    if bundles.is_bundled(batch):
+        items = items.filter(bundle__in=bundles.takeable_bundles(batch, annotator_id))
     return _not_theirs(batch, items, annotator_id)
 
 

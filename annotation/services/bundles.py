@@ -103,9 +103,9 @@ def bundles_taken(batch: Batch, annotator_id: int) -> int:
     )
 
 
-def _candidates(batch: Batch, annotator_id: int):
-    """Bundle keys this annotator may take, closest to completion first: never touched,
-    at least one unfinished item, and no unfinished item without a free slot."""
+def _takeable(batch: Batch, annotator_id: int):
+    """Per bundle this annotator may take now: never touched, at least one unfinished
+    item, and no unfinished item without a free slot (a bundle is leased whole)."""
     unfinished = Q(counted_count__lt=F("target"))
     return (
         Item.objects.filter(batch=batch, is_check=False)
@@ -119,6 +119,19 @@ def _candidates(batch: Batch, annotator_id: int):
             first=Min("position"),
         )
         .filter(unfinished__gt=0, blocked=0)
+    )
+
+
+def takeable_bundles(batch: Batch, annotator_id: int):
+    """The keys of the bundles this annotator could be leased now (``take_bundle``'s
+    rule, for the entry page's decision: ``admission.takeable_items``)."""
+    return _takeable(batch, annotator_id).order_by().values_list("bundle", flat=True)
+
+
+def _candidates(batch: Batch, annotator_id: int):
+    """``takeable_bundles``, closest to completion first."""
+    return (
+        _takeable(batch, annotator_id)
         .order_by("-reserved", "first")
         .values_list("bundle", flat=True)
     )

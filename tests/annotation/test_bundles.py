@@ -156,6 +156,26 @@ def test_a_bundle_whose_item_is_fully_held_is_not_offered():
     assert len(got) == 3 and outcome.reason == "drained"
 
 
+def test_the_entry_page_waits_before_consent_when_no_whole_bundle_is_free():
+    """One item of the only bundle has a free slot, another none: nobody could be leased
+    the bundle, so a newcomer waits before consenting (SPEC, "Admission and leaving")
+    rather than consenting and then being told to wait."""
+    batch = bundled_batch("half-free", n_queries=1, per_query=2, per_item=2)
+    update_batch(batch, {"consent_text": "I agree."})
+    a, b = make_participant(batch, "a"), make_participant(batch, "b")
+    lease_next_item(batch, a)
+    lease_next_item(batch, b)  # both items: reserved 2 = N
+    first = lease_next_item(batch, a).assignment
+    submit_label(a.annotator, first.pk, 3, 2000)  # a answers one item, leaves the other
+    expire_all(a)  # its slot comes back: one item free, the other still held by b
+    page = Client().get(f"/work/{batch.slug}/", {"worker": "newcomer"})
+    assert "X-Wait-Seconds-Left" in page and "being worked on" in page.content.decode()
+    assert "I agree." not in page.content.decode()  # no consent form
+    assert not batch.participations.filter(annotator__platform_id="newcomer").exists()
+    newcomer = make_participant(batch, "newcomer")
+    assert lease_next_item(batch, newcomer).reason == "wait"  # what the page foresaw
+
+
 def test_the_heartbeat_keeps_the_whole_bundle_alive():
     batch = bundled_batch("beat", n_queries=1, per_query=3, per_item=1, lease_seconds=60)
     person = make_participant(batch, "reader")
