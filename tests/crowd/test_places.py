@@ -82,3 +82,24 @@ def test_auto_places_are_kept_in_step_by_the_beat_task(prolific, settings):
     assert batch.state == "live"
     sync_crowd_platforms()
     assert prolific.studies[STUDY]["total_available_places"] == 4  # 8 slots ÷ 2
+
+
+def test_a_study_prolific_does_not_know_is_reported_in_the_history_once(
+    prolific, django_capture_on_commit_callbacks
+):
+    from crowd.tasks import sync_crowd_platforms
+
+    batch = prolific_batch(prolific, n_items=2, per_item=1)
+    batch.prolific_study_id = "no-such-study"
+    batch.save(update_fields=["prolific_study_id"])
+    with django_capture_on_commit_callbacks(execute=True):
+        batch = change_state(batch, "paused")
+    with django_capture_on_commit_callbacks(execute=True):
+        batch = change_state(batch, "live")
+    failures = list(history(batch).filter(action="prolific.failed").order_by("pk"))
+    assert len(failures) == 1  # the same failure twice: said once
+    assert "not brought in line" in failures[0].reason and "404" in failures[0].reason
+    sync_crowd_platforms()
+    sync_crowd_platforms()  # every minute while it lasts: still one entry for the sync
+    reasons = list(history(batch).filter(action="prolific.failed").values_list("reason", flat=True))
+    assert len(reasons) == 2 and sum("sync failed" in reason for reason in reasons) == 1
