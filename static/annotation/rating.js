@@ -385,13 +385,18 @@
   // The text widget's limits, counted as the server counts them (characters are code
   // points, so an emoji is one; words are separated by whitespace): a valid answer is
   // never held back, and a too-long one is explained before it is sent.
+  // What Python's str.split() splits on (the server's count): not JavaScript's \s, which
+  // also takes U+FEFF and leaves out U+001C-U+001F and U+0085
+  const PYTHON_WHITESPACE =
+    /[\t\n\v\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
+
   function textProblem(text) {
     if (/[\u0000-\u001f\u007f-\u009f]/.test(text)) {
       return gettext("Please remove the control character (e.g. a tab) from your answer.");
     }
     const maxWords = parseInt(textInput.dataset.maxWords, 10);
     const maxChars = parseInt(textInput.dataset.maxChars, 10);
-    const words = text.split(/\s+/).filter(Boolean).length;
+    const words = text.split(PYTHON_WHITESPACE).filter(Boolean).length;
     const chars = Array.from(text).length;
     if (maxWords && words > maxWords) {
       return fill(

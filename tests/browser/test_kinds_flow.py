@@ -56,6 +56,9 @@ def test_short_text_typed_answers_by_keyboard(page: Page, live_server, artifacts
         page.locator("#submit"),
     )
     expect(field).to_be_focused()
+    # named once, by the question (a screen reader said "Your answer" twice before)
+    expect(field).to_have_accessible_name("Your answer")
+    expect(page.locator("label[for=answer]")).to_have_count(0)
     expect(page.locator("#query")).to_contain_text("Reply with one word only.")
     expect(page.locator("input[name=value]")).to_have_count(0)
 

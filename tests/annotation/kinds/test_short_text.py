@@ -391,3 +391,29 @@ def test_create_batch_command_takes_kind_settings():
         call_command(
             "create_batch", "st-command-2", "--kind", "short_text", "--kind-setting", "normaliser=x"
         )
+
+
+def test_the_page_counts_words_on_the_same_whitespace_as_the_server():
+    # rating.js holds back an answer with too many words; it must split where Python's
+    # str.split() (the server's count) does, no more, no less: a valid answer is never
+    # held back (U+FEFF is no space to Python), and a refused one never sent
+    from pathlib import Path
+
+    script = (Path(__file__).resolve().parents[3] / "static/annotation/rating.js").read_text()
+    found = re.search(r"const PYTHON_WHITESPACE =\s*/\[(.*?)\]\+/;", script)
+    assert found, "rating.js names its whitespace PYTHON_WHITESPACE"
+    escapes = {"t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r"}
+    tokens = re.findall(r"\\u([0-9a-fA-F]{4})|\\([tnvfr])|(-)|(.)", found.group(1))
+    chars, pending_range = [], False
+    for code, escape, dash, literal in tokens:
+        if dash:
+            pending_range = True
+            continue
+        char = chr(int(code, 16)) if code else escapes[escape] if escape else literal
+        if pending_range:
+            chars += [chr(c) for c in range(ord(chars[-1]) + 1, ord(char) + 1)]
+            pending_range = False
+        else:
+            chars.append(char)
+    python = {chr(c) for c in range(0x110000) if chr(c).isspace()}
+    assert set(chars) == python
