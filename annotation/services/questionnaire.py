@@ -131,6 +131,14 @@ def clean_definition(raw: Any) -> list[dict]:
                 raise InvalidInput(
                     "questionnaire", f"{where}: a choice needs 2 to {MAX_OPTIONS} options"
                 )
+            # a JSON true/false or null would be shown as "True"/"False"/"None" in every
+            # language: options are texts (or plain numbers, shown as written)
+            if any(isinstance(option, bool) or not isinstance(option, str | int | float)
+                   for option in options):  # fmt: skip
+                raise InvalidInput(
+                    "questionnaire",
+                    f"{where}: options must be texts (write yes/no or true/false in quotes)",
+                )
             texts = [str(option).strip() for option in options]
             if any(not option for option in texts) or len(set(texts)) != len(texts):
                 raise InvalidInput("questionnaire", f"{where}: options must be distinct texts")

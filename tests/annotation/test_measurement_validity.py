@@ -20,7 +20,7 @@ from annotation.services.importing import import_items
 from annotation.services.labelling import submit_label
 from annotation.services.leasing import expire_leases, extend_lease, lease_next_item
 from core.audit import history
-from core.errors import Conflict
+from core.errors import Conflict, InvalidInput
 from tests.factories import make_batch, make_participant
 
 pytestmark = pytest.mark.django_db
@@ -449,6 +449,22 @@ def test_the_questionnaire_is_asked_once_after_consent_and_validated():
     assert client.post(f"/api/v1/work/{batch.slug}/next", HTTP_X_CSRFTOKEN=csrf).json()[
         "assignment"
     ]
+
+
+@pytest.mark.parametrize("options", [[True, False], ["yes", None], ["a", {"b": 1}]])
+def test_a_choices_options_are_texts_not_json_booleans(options):
+    from annotation.services.questionnaire import clean_definition, parse_file_text
+
+    question = {"id": "q", "text": "Native speaker?", "type": "choice", "options": options}
+    with pytest.raises(InvalidInput, match="options must be texts"):
+        clean_definition([question])
+    # the same words in a YAML file stay texts (yes / no are not YAML booleans here)
+    parsed = parse_file_text(
+        "- id: q\n  text: Native?\n  type: choice\n  options: [yes, no]\n", "q.yaml"
+    )
+    assert clean_definition(parsed)[0]["options"] == ["yes", "no"]
+    numbers = {**question, "options": [1, 2.5]}
+    assert clean_definition([numbers])[0]["options"] == ["1", "2.5"]
 
 
 def test_an_empty_questionnaire_flags_every_missing_answer_and_focuses_the_first():
