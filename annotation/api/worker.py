@@ -170,6 +170,9 @@ class NextItemView(WorkerAPIView):
                 # one bundle each: the participant's whole task is this bundle's items
                 before = outcome.done - (in_bundle.position - 1)
                 progress["quota"] = before + in_bundle.size
+        elif progress["quota"] is None and batch.bundles_per_participant == 1 and outcome.done:
+            # a check or repeat after their one bundle: the bar stays full ("5 / 5")
+            progress["quota"] = outcome.done
         return Response(body)
 
 

@@ -365,6 +365,12 @@ def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> 
             if quota is not None and done >= quota:
                 return LeaseOutcome(None, NoWorkReason.QUOTA, done, quota)
             if _bundle_quota_reached(batch, annotator_id):
+                # checks and repeats never come inside a bundle: one that fell due in the
+                # participant's last bundle is shown when it ends (with one bundle each,
+                # the study's design, it would otherwise never be shown)
+                extra = quality.due_extra(batch, participation, done, now, has_regular_work=_yes)
+                if extra is not None:
+                    return LeaseOutcome(extra, "", done, quota)
                 return LeaseOutcome(None, NoWorkReason.QUOTA, done, quota)
             if admission.at_capacity(batch, now):
                 retry = admission.busy_retry_after(batch, now)
@@ -387,6 +393,10 @@ def _lease_locked(batch: Batch, participation: Participation, now: datetime) -> 
         break
     reason, retry_after = _why_no_work(batch, annotator_id, now)
     return LeaseOutcome(None, reason, done, quota, retry_after)
+
+
+def _yes() -> bool:
+    return True
 
 
 def _bundle_quota_reached(batch: Batch, annotator_id: int) -> bool:

@@ -207,6 +207,27 @@ def test_checks_come_between_bundles_never_inside_one():
     assert len(bundles_met) == len(set(bundles_met)) == 4  # each bundle in one stretch
 
 
+def test_with_one_bundle_each_a_due_check_and_repeat_come_when_the_bundle_ends():
+    """The study's design (one bundle each) with checks and repeats on: they never come
+    inside the bundle, so the ones due are shown when it ends — before, nobody ever met a
+    check, and the researcher's quality control silently did nothing."""
+    from tests.annotation.test_worker_api import enter, label, next_item
+
+    batch = bundled_batch("one-each", n_queries=3, per_query=4, per_item=1, checks=2,
+                          check_every=2, repeat_every=3, bundles_per_participant=1)  # fmt: skip
+    browser = enter(batch, "reader")
+    purposes, bars = [], []
+    while (answer := next_item(browser, batch).json())["assignment"] is not None:
+        lease = Assignment.objects.get(pk=answer["assignment"])
+        purposes.append(lease.purpose)
+        bars.append((answer["progress"]["done"], answer["progress"]["quota"]))
+        assert label(browser, answer["assignment"], 5).status_code in (200, 201)
+    assert purposes == ["regular"] * 4 + ["check", "repeat"]
+    assert bars[-2:] == [(4, 4), (4, 4)]  # the bar stays full after the bundle
+    assert answer["reason"] == "quota_reached" and answer["ending"] == "thanks"  # invited
+    assert Label.objects.filter(batch=batch, status="check").count() == 1
+
+
 @pytest.mark.parametrize(("n", "bound"), [(6, 1), (7, 2)])
 def test_balanced_order_puts_each_item_at_each_position_evenly_with_leavers(n, bound):
     batch = bundled_batch(f"balanced-{n}", n_queries=1, per_query=3, per_item=n,
