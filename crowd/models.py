@@ -184,7 +184,8 @@ class BonusRun(models.Model):
     )
     platform = models.CharField(max_length=16, choices=Platform.choices)
     basis = models.CharField(max_length=16, choices=Basis.choices)
-    rate = models.DecimalField(max_digits=10, decimal_places=2)
+    # as given (crowd.services.bonuses.RATE_DECIMALS); only what is paid is in cents
+    rate = models.DecimalField(max_digits=12, decimal_places=4)
     currency = models.CharField(max_length=3, blank=True, default="")
     state = models.CharField(max_length=16, choices=State.choices, default=State.PLANNED)
     remote_id = models.CharField(max_length=100, blank=True, default="")

@@ -33,6 +33,9 @@ from crowd.services.active_time import active_ms_by_annotator
 from crowd.services.ledger import set_state
 
 CENT = Decimal("0.01")
+# a rate's precision (``BonusRun.rate``): a per-item amount may be a fraction of a cent
+RATE_DECIMALS = 4
+RATE_STEP = Decimal(1).scaleb(-RATE_DECIMALS)
 TAKING_PART = {
     Platform.PROLIFIC: ("APPROVED", "AWAITING REVIEW"),
     Platform.MTURK: ("Submitted", "Approved"),
@@ -258,10 +261,17 @@ def resolve(batch: Batch, run_id: int, outcome: str, *, actor: Actor) -> BonusRu
 
 
 def _amount(field: str, value) -> Decimal:
+    """A rate as given, to at most ``RATE_STEP`` (a per-item amount may be a fraction of a
+    cent: 0.005 × 3 labels earns 0.015, paid 0.02; only what is paid is rounded)."""
     try:
-        amount = Decimal(str(value)).quantize(CENT, ROUND_HALF_UP)
+        amount = Decimal(str(value))
+        exact = amount.quantize(RATE_STEP) == amount
     except ArithmeticError as wrong:
         raise InvalidInput(field, "is not an amount") from wrong
+    if not amount.is_finite():
+        raise InvalidInput(field, "is not an amount")
+    if not exact:
+        raise InvalidInput(field, f"has more than {RATE_DECIMALS} decimals")
     if amount <= 0:
         raise InvalidInput(field, "must be more than zero")
     return amount
