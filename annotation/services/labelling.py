@@ -133,7 +133,7 @@ def submit_label(
         duration_ms = _validate_duration(duration_ms)
         if assignment.state == AssignmentState.SUBMITTED:
             earlier = Label.objects.get(assignment=assignment)
-            passed_before = earlier.status == LabelStatus.CANT_JUDGE
+            passed_before = is_pass(earlier)
             if passed_before != cant_judge or not kind.same_label(_stored(earlier), clean):
                 shown = gettext("“I can't judge this”") if passed_before else kind.shown(earlier)
                 raise Conflict(
@@ -144,9 +144,13 @@ def submit_label(
                     % {"value": shown},
                     code=ALREADY_ANSWERED,
                 )
-            return SubmitOutcome(earlier.status, False, earlier)
+            return SubmitOutcome(_answered(earlier), False, earlier)
         check_passed, too_fast, straightlined = None, False, False
-        if cant_judge:
+        if cant_judge and assignment.purpose == Purpose.REPEAT:
+            # the item was labelled before (one label per annotator and item, repeats
+            # apart): a pass on its repeat is kept as the repeat, without a value
+            status = LabelStatus.REPEAT
+        elif cant_judge:
             # never counted, whatever the lease was for; a regular open lease's slot goes
             # back at once (an expired one gave it back already)
             status = LabelStatus.CANT_JUDGE
@@ -205,7 +209,20 @@ def submit_label(
         assignment.save(update_fields=["state", "submitted_at"])
     if status != LabelStatus.REPEAT:
         policies.apply_policies(batch, annotator.pk)
-    return SubmitOutcome(status, True, label)
+    return SubmitOutcome(_answered(label), True, label)
+
+
+def is_pass(label: Label) -> bool:
+    """Whether a stored label is "I can't judge this": a ``cant_judge`` label, or a repeat
+    without a value (a pass on a repeat)."""
+    if label.status == LabelStatus.CANT_JUDGE:
+        return True
+    return label.status == LabelStatus.REPEAT and label.value is None and label.text is None
+
+
+def _answered(label: Label) -> str:
+    """The status the label's sender is told: a pass is ``cant_judge`` however stored."""
+    return LabelStatus.CANT_JUDGE if is_pass(label) else label.status
 
 
 def _lock_participation(annotator: Annotator, assignment_pk: uuid.UUID) -> None:
