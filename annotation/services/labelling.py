@@ -221,8 +221,14 @@ def is_pass(label: Label) -> bool:
 
 
 def _answered(label: Label) -> str:
-    """The status the label's sender is told: a pass is ``cant_judge`` however stored."""
-    return LabelStatus.CANT_JUDGE if is_pass(label) else label.status
+    """The status the label's sender is told: a pass is ``cant_judge`` however stored, and
+    an attention check's or a repeat's label ``counted``, as a regular item's would be
+    (the answer must not tell a participant which items were checks)."""
+    if is_pass(label):
+        return LabelStatus.CANT_JUDGE
+    if label.status in (LabelStatus.CHECK, LabelStatus.REPEAT):
+        return LabelStatus.COUNTED
+    return label.status
 
 
 def _lock_participation(annotator: Annotator, assignment_pk: uuid.UUID) -> None:

@@ -676,3 +676,25 @@ def test_data_upload_of_checks_through_the_page(tmp_path):
     upload.name = "items.jsonl"
     assert staff.post(f"/manage/{batch.slug}/items", {"file": upload}).status_code == 302
     assert Item.objects.get(batch=batch).is_check
+
+
+def test_the_answer_to_a_label_never_tells_which_items_were_checks_or_repeats():
+    # a participant told "check" after answering would learn the checks (and could pass
+    # them on); an attention check's or a repeat's label is answered as a regular one
+    from tests.annotation.test_worker_api import enter, label, next_item
+
+    batch, check_pks = make_checked_batch(
+        n_regular=6, n_checks=2, per_item=1, check_every=2, repeat_every=2
+    )
+    client = enter(batch, "curious")
+    answers = {}
+    while (body := next_item(client, batch).json())["assignment"] is not None:
+        lease = Assignment.objects.get(pk=body["assignment"])
+        value = 5 if lease.item_id in check_pks else 3
+        answers.setdefault(lease.purpose, set()).add(
+            label(client, body["assignment"], value).json()["status"]
+        )
+    assert {"regular", "check", "repeat"} <= set(answers)
+    assert answers["check"] == answers["repeat"] == {"counted"}
+    stored = set(Label.objects.filter(batch=batch).values_list("status", flat=True))
+    assert {"check", "repeat", "counted"} <= stored  # stored as what they are
