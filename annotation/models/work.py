@@ -134,9 +134,9 @@ BUILT_IN_LABEL_RULES = {
 
 
 def _label_value_rule() -> Q:
-    # "I can't judge this" carries no value (a pass on a repeat is kept as the repeat);
-    # every other label carries its kind's value
-    rule = Q(status__in=["cant_judge", "repeat"], value__isnull=True, text__isnull=True)
+    # "I can't judge this" carries no value (a pass on a repeat or an attention check is
+    # kept as that label); every other label carries its kind's value
+    rule = Q(status__in=["cant_judge", "repeat", "check"], value__isnull=True, text__isnull=True)
     rule |= ~Q(kind__in=sorted(BUILT_IN_LABEL_RULES)) & (
         Q(value__isnull=False) | Q(text__isnull=False)
     )

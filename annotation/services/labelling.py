@@ -150,6 +150,10 @@ def submit_label(
             # the item was labelled before (one label per annotator and item, repeats
             # apart): a pass on its repeat is kept as the repeat, without a value
             status = LabelStatus.REPEAT
+        elif cant_judge and assignment.purpose == Purpose.CHECK:
+            # an attention check is made to be answerable: passing on it is failing it
+            # (else passing on every check would never fail one)
+            status, check_passed = LabelStatus.CHECK, False
         elif cant_judge:
             # never counted, whatever the lease was for; a regular open lease's slot goes
             # back at once (an expired one gave it back already)
@@ -214,10 +218,11 @@ def submit_label(
 
 def is_pass(label: Label) -> bool:
     """Whether a stored label is "I can't judge this": a ``cant_judge`` label, or a repeat
-    without a value (a pass on a repeat)."""
+    or an attention check without a value (a pass on one of those)."""
     if label.status == LabelStatus.CANT_JUDGE:
         return True
-    return label.status == LabelStatus.REPEAT and label.value is None and label.text is None
+    kept_as = (LabelStatus.REPEAT, LabelStatus.CHECK)
+    return label.status in kept_as and label.value is None and label.text is None
 
 
 def _answered(label: Label) -> str:

@@ -698,3 +698,30 @@ def test_the_answer_to_a_label_never_tells_which_items_were_checks_or_repeats():
     assert answers["check"] == answers["repeat"] == {"counted"}
     stored = set(Label.objects.filter(batch=batch).values_list("status", flat=True))
     assert {"check", "repeat", "counted"} <= stored  # stored as what they are
+
+
+def test_a_pass_on_an_attention_check_fails_it():
+    # an attention check is made to be answerable: "I can't judge this" on every check
+    # would otherwise never fail one
+    from tests.annotation.test_worker_api import enter, next_item, post_json
+
+    batch, check_pks = make_checked_batch(
+        n_regular=4, n_checks=2, per_item=1, check_every=1, exclude_after_failed_checks=1,
+        allow_cant_judge=True,
+    )  # fmt: skip
+    client = enter(batch, "passer")
+    for _ in range(10):
+        body = next_item(client, batch).json()
+        assert body["assignment"] is not None, body
+        lease = Assignment.objects.get(pk=body["assignment"])
+        url = f"/api/v1/assignments/{body['assignment']}/label"
+        if lease.item_id in check_pks:
+            answer = post_json(client, url, {"cant_judge": True})
+            assert answer.status_code == 201 and answer.json() == {"status": "cant_judge"}
+            assert post_json(client, url, {"cant_judge": True}).status_code == 200  # a retry
+            break
+        post_json(client, url, {"value": 3, "duration_ms": 1500})
+    stored = Label.objects.get(assignment=lease)
+    assert (stored.status, stored.check_passed, stored.value) == ("check", False, None)
+    participation = Participation.objects.get(batch=batch, annotator__platform_id="passer")
+    assert participation.status == "excluded" and participation.excluded_automatically
