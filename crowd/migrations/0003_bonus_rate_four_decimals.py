@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('crowd', '0002_platform_call_operation_names'),
+        ("crowd", "0002_platform_call_operation_names"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='bonusrun',
-            name='rate',
+            model_name="bonusrun",
+            name="rate",
             field=models.DecimalField(decimal_places=4, max_digits=12),
         ),
     ]
